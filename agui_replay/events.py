@@ -1,0 +1,160 @@
+"""The wire layer: AG-UI events as ``ag_ui.core`` models and as wire dicts.
+
+Everything else in the package works on *wire dicts* (camelCase keys, optional fields left
+out), because that is what a stream, a cassette and the reference client hold. This module turns
+models into wire dicts and back, and sorts event types into the families the ordering rules use.
+
+>>> to_wire(parse_event({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi"}))
+{'type': 'TEXT_MESSAGE_CONTENT', 'messageId': 'm', 'delta': 'hi'}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeAlias
+
+from ag_ui.core import BaseEvent, Event, EventType
+from pydantic import TypeAdapter, ValidationError
+
+from .errors import EventDecodeError
+
+__all__ = [
+    "CHUNK_TYPES",
+    "EVENT_TYPES",
+    "ORDERED_TYPES",
+    "RUN_TYPES",
+    "UNORDERED_TYPES",
+    "EventLike",
+    "WireEvent",
+    "dump_json",
+    "event_type",
+    "parse_event",
+    "parse_events",
+    "to_wire",
+    "to_wire_list",
+]
+
+WireEvent: TypeAlias = dict[str, Any]
+"""An event as it travels: a JSON object with camelCase keys."""
+
+EventLike: TypeAlias = "Mapping[str, Any] | BaseEvent"
+"""What the public functions accept: a wire dict or an ``ag_ui.core`` event model."""
+
+EVENT_TYPES: frozenset[str] = frozenset(t.value for t in EventType)
+"""The 31 event types of AG-UI 1.0."""
+
+RUN_TYPES: frozenset[str] = frozenset({"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR"})
+
+CHUNK_TYPES: frozenset[str] = frozenset(
+    {"TEXT_MESSAGE_CHUNK", "TOOL_CALL_CHUNK", "REASONING_MESSAGE_CHUNK"}
+)
+"""Self-contained events that a client expands into START / CONTENT / END."""
+
+UNORDERED_TYPES: frozenset[str] = frozenset(
+    {
+        "STATE_SNAPSHOT",
+        "STATE_DELTA",
+        "MESSAGES_SNAPSHOT",
+        "ACTIVITY_SNAPSHOT",
+        "ACTIVITY_DELTA",
+        "CUSTOM",
+        "RAW",
+        "REASONING_ENCRYPTED_VALUE",
+    }
+)
+"""Events with no ordering rule beyond being inside a run: allowed beside any open block."""
+
+ORDERED_TYPES: frozenset[str] = EVENT_TYPES - UNORDERED_TYPES - CHUNK_TYPES
+"""RUN_*, STEP_*, TEXT_MESSAGE_*, TOOL_CALL_*, REASONING_* (but the encrypted value), SUBAGENT_*."""
+
+_EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
+
+
+def event_type(event: EventLike) -> str:
+    """The ``type`` of a wire dict or model, as a plain string (``""`` when it has none)."""
+    if isinstance(event, BaseEvent):
+        model_kind = event.type
+        return model_kind.value if isinstance(model_kind, EventType) else str(model_kind)
+    kind = event.get("type") if isinstance(event, Mapping) else None
+    return kind if isinstance(kind, str) else ""
+
+
+def parse_event(
+    data: EventLike | str | bytes,
+    *,
+    index: int | None = None,
+    line: int | None = None,
+    source: str | None = None,
+) -> BaseEvent:
+    """Validate one event into its ``ag_ui.core`` model.
+
+    Raises :class:`EventDecodeError` that names the position, the claimed type and the field.
+    """
+    if isinstance(data, BaseEvent):
+        return data
+    where: dict[str, Any] = {"index": index, "line": line, "source": source}
+    if isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise EventDecodeError(f"not valid JSON ({exc})", **where) from None
+    if not isinstance(data, Mapping):
+        raise EventDecodeError(
+            f"an event must be a JSON object, got {type(data).__name__}", **where
+        )
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        raise EventDecodeError(
+            'the event has no "type" string; every AG-UI event names its type, '
+            'e.g. {"type": "RUN_STARTED", ...}',
+            field="type",
+            **where,
+        )
+    if kind not in EVENT_TYPES:
+        hint = ""
+        if kind.startswith("THINKING_"):
+            hint = " (THINKING_* events left the protocol in 1.0: use REASONING_*)"
+        raise EventDecodeError(
+            f"unknown event type {kind!r}{hint}", event_type=kind, field="type", **where
+        )
+    try:
+        model = _EVENT_ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = [str(part) for part in first["loc"][1:]]
+        field = ".".join(loc) or None
+        raise EventDecodeError(
+            f"{kind}: field {field or '(event)'!s}: {first['msg']}",
+            event_type=kind,
+            field=field,
+            **where,
+        ) from None
+    assert isinstance(model, BaseEvent)
+    return model
+
+
+def parse_events(events: Iterable[EventLike | str | bytes], *, source: str | None = None) -> list[
+    BaseEvent
+]:
+    """Validate a whole stream; errors name the index of the first bad event."""
+    return [parse_event(e, index=i, source=source) for i, e in enumerate(events)]
+
+
+def to_wire(event: EventLike) -> WireEvent:
+    """The wire dict of an event: a model is dumped camelCase; a mapping is copied as it is."""
+    if isinstance(event, BaseEvent):
+        dumped: WireEvent = event.model_dump(by_alias=True, mode="json")
+        return dumped
+    return dict(event)
+
+
+def to_wire_list(events: Iterable[EventLike]) -> list[WireEvent]:
+    """:func:`to_wire` over a stream."""
+    return [to_wire(e) for e in events]
+
+
+def dump_json(event: EventLike) -> str:
+    """Compact JSON of an event, byte-identical to ``ag_ui.encoder.EventEncoder``'s payload."""
+    model = parse_event(event)
+    return model.model_dump_json(by_alias=True)
