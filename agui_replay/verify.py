@@ -1,0 +1,710 @@
+"""The AG-UI ordering rules (PROTOCOL-NOTES §2), checked one event at a time.
+
+Two modes. ``client`` accepts what the reference TypeScript client accepts. ``strict`` adds
+the rules of the Rust server verifier: a TOOL_CALL_RESULT must name a call that was started
+(``unknown-id``) and already ended (``out-of-order``), and a stream must not stop inside a run
+(``incomplete``).
+
+>>> v = Verifier("client")
+>>> v.feed({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
+>>> try:
+...     v.feed({"type": "TOOL_CALL_ARGS", "toolCallId": "r-call-2", "delta": "{}"})
+... except ProtocolViolation as error:
+...     print(error)
+TOOL_CALL_ARGS #1 breaks rule not-open: tool call "r-call-2" was never opened
+
+Rule names: ``not-started``, ``duplicate-run-started``, ``run-ended``, ``open-at-finish``,
+``duplicate-start``, ``not-open``, ``chunk-without-id``, ``chunk-without-name``,
+``chunk-after-start``, and in strict mode ``unknown-id``, ``out-of-order``, ``incomplete``.
+
+*_CHUNK events are expanded into START / CONTENT / END first, as the reference client does
+(:class:`ChunkExpander`, usable on its own); a violation always names the caller's event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
+from typing import Any, Literal, NoReturn
+
+from ag_ui.core import BaseEvent
+
+from .errors import AguiReplayError, EventDecodeError, ProtocolViolation
+from .events import CHUNK_TYPES, EVENT_TYPES, EventLike, WireEvent, to_wire
+
+__all__ = [
+    "CHUNK_PASSTHROUGH_TYPES",
+    "ChunkExpander",
+    "Mode",
+    "Verifier",
+    "expand_chunks",
+    "verify_stream",
+]
+
+Mode = Literal["client", "strict"]
+
+CHUNK_PASSTHROUGH_TYPES: frozenset[str] = frozenset(
+    {
+        "RAW",
+        "ACTIVITY_SNAPSHOT",
+        "ACTIVITY_DELTA",
+        "REASONING_ENCRYPTED_VALUE",
+        "SUBAGENT_STARTED",
+        "SUBAGENT_FINISHED",
+        "SUBAGENT_ERROR",
+    }
+)
+"""Events that pass a pending chunk message without closing it (the reference client's list).
+
+Every other non-chunk event, STATE_* and CUSTOM included, ends the pending message first.
+"""
+
+_CHUNK_KIND = {
+    "TEXT_MESSAGE_CHUNK": "text",
+    "TOOL_CALL_CHUNK": "tool",
+    "REASONING_MESSAGE_CHUNK": "reasoning",
+}
+_KIND_ID = {"text": "messageId", "tool": "toolCallId", "reasoning": "messageId"}
+_KIND_START = {
+    "text": "TEXT_MESSAGE_START",
+    "tool": "TOOL_CALL_START",
+    "reasoning": "REASONING_MESSAGE_START",
+}
+_KIND_CONTENT = {
+    "text": "TEXT_MESSAGE_CONTENT",
+    "tool": "TOOL_CALL_ARGS",
+    "reasoning": "REASONING_MESSAGE_CONTENT",
+}
+_KIND_END = {
+    "text": "TEXT_MESSAGE_END",
+    "tool": "TOOL_CALL_END",
+    "reasoning": "REASONING_MESSAGE_END",
+}
+_KIND_NAME = {"text": "text message", "tool": "tool call", "reasoning": "reasoning message"}
+_START_KIND = {v: k for k, v in _KIND_START.items()}
+_END_KIND = {v: k for k, v in _KIND_END.items()}
+
+_ABSENT: Any = object()
+_UndoLog = list[tuple[Any, Any, Any]]
+
+
+class InvalidModeError(AguiReplayError, ValueError):
+    """A verifier mode other than ``"client"`` or ``"strict"``."""
+
+
+def _wire(event: object, index: int) -> Mapping[str, Any]:
+    if type(event) is dict:
+        return event
+    if isinstance(event, BaseEvent):
+        return to_wire(event)
+    if isinstance(event, Mapping):
+        return event
+    raise EventDecodeError(
+        f"an event must be a JSON object (a dict) or an ag_ui.core event, "
+        f"got {type(event).__name__}",
+        index=index,
+    )
+
+
+def _str_field(event: Mapping[str, Any], field: str, kind: str, index: int) -> str:
+    value = event.get(field)
+    if type(value) is not str:
+        what = "has no" if value is None else f"has a {type(value).__name__} in"
+        raise EventDecodeError(
+            f'{kind} {what} "{field}"; it must be a string',
+            index=index,
+            event_type=kind,
+            field=field,
+        )
+    return value
+
+
+class ChunkExpander:
+    """Turns *_CHUNK events into START / CONTENT (ARGS) / END, as the reference client does.
+
+    A first chunk carries its id (tool chunks also ``toolCallName``) and implies a START;
+    later chunks without an id continue it; a chunk with another id, or any event outside
+    :data:`CHUNK_PASSTHROUGH_TYPES`, ends it first. Other events come back unchanged (the same
+    objects). :meth:`close` returns the END of a message still pending at the end of the
+    stream (the reference client drops it; a normalized stream wants it).
+
+    >>> x = ChunkExpander()
+    >>> [e["type"] for e in x.feed({"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "a"})]
+    ['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT']
+    >>> [e["type"] for e in x.feed({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})]
+    ['TEXT_MESSAGE_END', 'RUN_FINISHED']
+
+    Errors (``ProtocolViolation``): ``chunk-without-id``, ``chunk-without-name``, and
+    ``chunk-after-start`` for a chunk on an id opened with an explicit START (ag-ui issue
+    161). After an error the expander's state is as before the bad event.
+    """
+
+    def __init__(self, *, track_starts: bool = True) -> None:
+        # The Verifier keeps its own open ids and turns off this tracking to save the work.
+        self._track = track_starts
+        self._count = 0
+        self._mode: str | None = None
+        self._pending_id = ""
+        self._explicit: dict[str, dict[str, int]] = {"text": {}, "tool": {}, "reasoning": {}}
+        self._undo: tuple[Any, ...] = (None, "", None)
+
+    @property
+    def pending(self) -> tuple[str, str] | None:
+        """``(kind, id)`` of the message a chunk opened and no event has closed yet."""
+        return None if self._mode is None else (self._mode, self._pending_id)
+
+    def feed(self, event: EventLike) -> list[WireEvent]:
+        """Expand one event; returns the wire events it stands for (possibly none)."""
+        index = self._count
+        wire = _wire(event, index)
+        kind = wire.get("type")
+        out = self._expand(wire, kind if type(kind) is str else "", index)
+        self._count = index + 1
+        return out
+
+    def close(self) -> list[WireEvent]:
+        """End of stream: the END of a pending chunk message, if any."""
+        if self._mode is None:
+            return []
+        end = self._end_event()
+        self._mode = None
+        return [end]
+
+    def _end_event(self) -> WireEvent:
+        assert self._mode is not None
+        return {"type": _KIND_END[self._mode], _KIND_ID[self._mode]: self._pending_id}
+
+    def _expand(self, event: Mapping[str, Any], kind: str, index: int) -> list[WireEvent]:
+        if kind in CHUNK_TYPES:
+            return self._chunk(event, kind, index)
+        self._undo = (self._mode, self._pending_id, None)
+        out: list[WireEvent] = []
+        if self._mode is not None and kind not in CHUNK_PASSTHROUGH_TYPES:
+            out.append(self._end_event())
+            self._mode = None
+        out.append(event)  # type: ignore[arg-type]  # a Mapping passes through as given
+        if self._track:
+            self._track_explicit(event, kind, index)
+        return out
+
+    def _track_explicit(self, event: Mapping[str, Any], kind: str, index: int) -> None:
+        block = _START_KIND.get(kind)
+        if block is not None:
+            ident = event.get(_KIND_ID[block])
+            if type(ident) is str:
+                opened = self._explicit[block]
+                self._undo = (*self._undo[:2], (opened, ident, opened.get(ident, _ABSENT)))
+                opened[ident] = index
+            return
+        block = _END_KIND.get(kind)
+        if block is not None:
+            ident = event.get(_KIND_ID[block])
+            opened = self._explicit[block]
+            if type(ident) is str and ident in opened:
+                self._undo = (*self._undo[:2], (opened, ident, opened.pop(ident)))
+            return
+        if kind == "RUN_STARTED":
+            self._undo = (*self._undo[:2], (self, "_explicit", self._explicit))
+            self._explicit = {"text": {}, "tool": {}, "reasoning": {}}
+
+    def _chunk(self, event: Mapping[str, Any], kind: str, index: int) -> list[WireEvent]:
+        block = _CHUNK_KIND[kind]
+        id_field = _KIND_ID[block]
+        ident = event.get(id_field)
+        if ident is not None and type(ident) is not str:
+            _str_field(event, id_field, kind, index)
+        delta = event.get("delta", _ABSENT)
+        if delta is not _ABSENT and type(delta) is not str:
+            # The reference client rejects `"delta": null` too, rather than reading it as absent.
+            _str_field(event, "delta", kind, index)
+        if self._mode == block and (ident is None or ident == self._pending_id):
+            self._undo = (self._mode, self._pending_id, None)
+            if delta is _ABSENT:
+                return []
+            return [{"type": _KIND_CONTENT[block], id_field: self._pending_id, "delta": delta}]
+        if ident is None:
+            raise ProtocolViolation(
+                rule="chunk-without-id",
+                event_type=kind,
+                index=index,
+                detail=f"the first {kind} of a {_KIND_NAME[block]} must carry {id_field} "
+                "(only the chunks that continue it may leave it out)",
+            )
+        start: WireEvent = {"type": _KIND_START[block], id_field: ident}
+        if block == "tool":
+            name = event.get("toolCallName")
+            if name is None:
+                raise ProtocolViolation(
+                    rule="chunk-without-name",
+                    event_type=kind,
+                    index=index,
+                    ids=(ident,),
+                    detail=f'the first TOOL_CALL_CHUNK of tool call "{ident}" must carry '
+                    "toolCallName",
+                )
+            start["toolCallName"] = _str_field(event, "toolCallName", kind, index)
+            if event.get("parentMessageId") is not None:
+                start["parentMessageId"] = event["parentMessageId"]
+        elif block == "text":
+            start["role"] = event.get("role") or "assistant"
+            if event.get("name") is not None:
+                start["name"] = event["name"]
+        else:
+            start["role"] = "reasoning"
+        if event.get("subagentRunId") is not None:
+            start["subagentRunId"] = event["subagentRunId"]
+        if self._track and ident in self._explicit[block]:
+            raise _chunk_after_start(kind, index, block, ident, self._explicit[block][ident])
+        self._undo = (self._mode, self._pending_id, None)
+        out: list[WireEvent] = []
+        if self._mode is not None:
+            out.append(self._end_event())
+        self._mode = block
+        self._pending_id = ident
+        out.append(start)
+        if delta is not _ABSENT:
+            out.append({"type": _KIND_CONTENT[block], id_field: ident, "delta": delta})
+        return out
+
+    def _rollback(self) -> None:
+        """Forget the last :meth:`_expand` (the verifier refused what it produced)."""
+        self._mode, self._pending_id, change = self._undo
+        if change is not None:
+            _restore(*change)
+        self._undo = (self._mode, self._pending_id, None)
+
+
+def _restore(container: Any, key: Any, old: Any) -> None:
+    if isinstance(container, dict):
+        if old is _ABSENT:
+            container.pop(key, None)
+        else:
+            container[key] = old
+    else:
+        setattr(container, key, old)
+
+
+def _chunk_after_start(
+    kind: str, index: int, block: str, ident: str, started: int
+) -> ProtocolViolation:
+    return ProtocolViolation(
+        rule="chunk-after-start",
+        event_type=kind,
+        index=index,
+        ids=(ident,),
+        detail=f'{_KIND_NAME[block]} "{ident}" was opened by an explicit {_KIND_START[block]} '
+        f"at #{started}; send its content with {_KIND_CONTENT[block]}, not {kind} "
+        "(mixing the two forms on one id breaks the reference client: ag-ui issue 161)",
+    )
+
+
+def expand_chunks(events: Iterable[EventLike]) -> list[WireEvent]:
+    """A whole stream with its chunks expanded (see :class:`ChunkExpander`)."""
+    expander = ChunkExpander()
+    out: list[WireEvent] = []
+    for event in events:
+        out.extend(expander.feed(event))
+    out.extend(expander.close())
+    return out
+
+
+_IDLE, _RUNNING, _FINISHED, _ERRORED = 0, 1, 2, 3
+
+# (attribute, human name, id field) of everything that can be open inside a run, in the order
+# an open-at-finish error lists them.
+_BLOCKS = (
+    ("_steps", "step", "stepName"),
+    ("_messages", "text message", "messageId"),
+    ("_reasoning_messages", "reasoning message", "messageId"),
+    ("_reasoning", "reasoning block", "messageId"),
+    ("_tools", "tool call", "toolCallId"),
+    ("_subagents", "subagent", "subagentRunId"),
+)
+_OPENERS = {
+    "STEP_STARTED": "_steps",
+    "TEXT_MESSAGE_START": "_messages",
+    "REASONING_MESSAGE_START": "_reasoning_messages",
+    "REASONING_START": "_reasoning",
+    "TOOL_CALL_START": "_tools",
+    "SUBAGENT_STARTED": "_subagents",
+}
+_CONTINUERS = {
+    "TEXT_MESSAGE_CONTENT": "_messages",
+    "REASONING_MESSAGE_CONTENT": "_reasoning_messages",
+    "TOOL_CALL_ARGS": "_tools",
+}
+_CLOSERS = {
+    "STEP_FINISHED": "_steps",
+    "TEXT_MESSAGE_END": "_messages",
+    "REASONING_MESSAGE_END": "_reasoning_messages",
+    "REASONING_END": "_reasoning",
+    "TOOL_CALL_END": "_tools",
+    "SUBAGENT_FINISHED": "_subagents",
+    "SUBAGENT_ERROR": "_subagents",
+}
+_BLOCK_INFO = {attr: (name, field) for attr, name, field in _BLOCKS}
+_CHUNK_BLOCK = {"_messages": "text", "_tools": "tool", "_reasoning_messages": "reasoning"}
+
+
+def _quote(ids: Iterable[str]) -> str:
+    return ", ".join(f'"{i}"' for i in ids)
+
+
+class Verifier:
+    """Checks a stream one event at a time; raises :class:`ProtocolViolation` on a bad one.
+
+    ``feed`` accepts wire dicts or ``ag_ui.core`` models; ``index`` in an error counts every
+    event fed, from 0. A refused event leaves the verifier as it was, so a caller may drop it
+    and go on. ``assume_running=True`` starts inside a run, as if RUN_STARTED had been seen.
+    Call :meth:`finish` at the end of the stream.
+    """
+
+    def __init__(self, mode: Mode = "strict", *, assume_running: bool = False) -> None:
+        if mode not in ("client", "strict"):
+            raise InvalidModeError(f'unknown verifier mode {mode!r}: use "client" or "strict"')
+        self.mode: Mode = mode
+        self._strict = mode == "strict"
+        self._count = 0
+        self._phase = _RUNNING if assume_running else _IDLE
+        self._run_id: str | None = None
+        self._expander = ChunkExpander(track_starts=False)
+        self._new_run_books()
+        # Stream-wide, not per run: a result may answer a call made in an earlier run.
+        self._tools_seen: dict[str, int] = {}
+        self._handlers: dict[str, Callable[[Mapping[str, Any], str, int, str, Any], None]] = {
+            "RUN_STARTED": self._run_started,
+            "RUN_FINISHED": self._run_finished,
+            "RUN_ERROR": self._run_error,
+            "TOOL_CALL_RESULT": self._tool_result,
+        }
+        for kind in _OPENERS:
+            self._handlers[kind] = self._open
+        for kind in _CONTINUERS:
+            self._handlers[kind] = self._continue
+        for kind in _CLOSERS:
+            self._handlers[kind] = self._close
+
+    def _new_run_books(self) -> None:
+        self._steps: dict[str, int] = {}
+        self._messages: dict[str, int] = {}
+        self._reasoning_messages: dict[str, int] = {}
+        self._reasoning: dict[str, int] = {}
+        self._tools: dict[str, int] = {}
+        self._subagents: dict[str, int] = {}
+        # id -> index of its END, so "not open" can say whether it ever was.
+        self._ended: dict[str, dict[str, int]] = {attr: {} for attr, _, _ in _BLOCKS}
+
+    # -- read-only views -------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        """Inside a run: RUN_STARTED seen (or assumed) and no RUN_FINISHED / RUN_ERROR since."""
+        return self._phase == _RUNNING
+
+    @property
+    def count(self) -> int:
+        """How many events were accepted or refused so far (the next event's index)."""
+        return self._count
+
+    @property
+    def run_id(self) -> str | None:
+        """``runId`` of the current (or last) run."""
+        return self._run_id
+
+    @property
+    def open_messages(self) -> Mapping[str, int]:
+        """Open text messages: id -> index of the event that opened it."""
+        return MappingProxyType(self._messages)
+
+    @property
+    def open_tool_calls(self) -> Mapping[str, int]:
+        return MappingProxyType(self._tools)
+
+    @property
+    def open_steps(self) -> Mapping[str, int]:
+        return MappingProxyType(self._steps)
+
+    @property
+    def open_reasoning(self) -> Mapping[str, int]:
+        """Open reasoning blocks (REASONING_START without its REASONING_END)."""
+        return MappingProxyType(self._reasoning)
+
+    @property
+    def open_reasoning_messages(self) -> Mapping[str, int]:
+        return MappingProxyType(self._reasoning_messages)
+
+    @property
+    def open_subagents(self) -> Mapping[str, int]:
+        return MappingProxyType(self._subagents)
+
+    # -- feeding ---------------------------------------------------------------------------
+
+    def feed(self, event: EventLike) -> None:
+        """Check one event; raises :class:`ProtocolViolation` (or ``EventDecodeError``)."""
+        self.feed_expanded(event)
+
+    def feed_expanded(self, event: EventLike) -> list[WireEvent]:
+        """Like :meth:`feed`, and return the wire events it stands for (chunks expanded)."""
+        index = self._count
+        self._count = index + 1  # a refused event still takes its place in the stream
+        wire = event if type(event) is dict else _wire(event, index)
+        kind = wire.get("type")
+        if type(kind) is not str or kind not in EVENT_TYPES:
+            _unknown_type(wire, kind, index)
+        expander = self._expander
+        if expander._mode is None and kind not in CHUNK_TYPES:
+            self._step(wire, kind, index, kind, None)
+            return [wire]  # type: ignore[list-item]  # a Mapping passes through as given
+        if self._phase != _RUNNING:
+            # Outside a run the run rules speak first, before any chunk rule.
+            self._check_phase(kind, index, kind)
+        expanded = expander._expand(wire, kind, index)
+        undo: _UndoLog = []
+        try:
+            for item in expanded:
+                self._step(item, item["type"], index, kind, undo)
+        except ProtocolViolation:
+            for container, key, old in reversed(undo):
+                _restore(container, key, old)
+            expander._rollback()
+            raise
+        return expanded
+
+    def finish(self) -> None:
+        """End of stream. In strict mode a stream that stops inside a run is ``incomplete``."""
+        if not self._strict:
+            return
+        if self._phase == _IDLE:
+            raise ProtocolViolation(
+                rule="incomplete",
+                event_type=None,
+                index=self._count,
+                detail="the stream has no run: it must start with RUN_STARTED and end with "
+                "RUN_FINISHED or RUN_ERROR",
+            )
+        if self._phase == _RUNNING:
+            still = self._open_summary()
+            run = f' "{self._run_id}"' if self._run_id is not None else ""
+            raise ProtocolViolation(
+                rule="incomplete",
+                event_type=None,
+                index=self._count,
+                ids=[i for _, ids in still for i in ids],
+                detail=f"the stream ended inside run{run} without RUN_FINISHED or RUN_ERROR"
+                + (f" (still open: {_describe(still)})" if still else ""),
+            )
+
+    # -- the rules -------------------------------------------------------------------------
+
+    def _step(
+        self, event: Mapping[str, Any], kind: str, index: int, original: str, undo: Any
+    ) -> None:
+        if self._phase != _RUNNING:
+            self._check_phase(kind, index, original)
+        handler = self._handlers.get(kind)
+        if handler is not None:
+            handler(event, kind, index, original, undo)
+
+    def _check_phase(self, kind: str, index: int, original: str) -> None:
+        """Rules 1-3: which events may come before, between and after runs."""
+        phase = self._phase
+        if phase != _RUNNING:
+            if phase == _IDLE:
+                if kind != "RUN_STARTED" and kind != "RUN_ERROR":
+                    raise ProtocolViolation(
+                        rule="not-started",
+                        event_type=original,
+                        index=index,
+                        detail="a stream must begin with RUN_STARTED (or RUN_ERROR); "
+                        f"send RUN_STARTED before {original}",
+                    )
+            elif phase == _FINISHED:
+                if kind != "RUN_ERROR" and kind != "RUN_STARTED":
+                    raise ProtocolViolation(
+                        rule="run-ended",
+                        event_type=original,
+                        index=index,
+                        detail=f"the run{self._run_label()} already finished with RUN_FINISHED; "
+                        "only RUN_ERROR or a new RUN_STARTED may follow",
+                    )
+            elif kind != "RUN_STARTED":
+                raise ProtocolViolation(
+                    rule="run-ended",
+                    event_type=original,
+                    index=index,
+                    detail=f"the run{self._run_label()} already ended with RUN_ERROR; "
+                    "only a new RUN_STARTED may follow",
+                )
+
+    def _run_label(self) -> str:
+        return f' "{self._run_id}"' if self._run_id is not None else ""
+
+    def _run_started(
+        self, event: Mapping[str, Any], kind: str, index: int, original: str, undo: Any
+    ) -> None:
+        run_id = event.get("runId")
+        if self._phase == _RUNNING:
+            raise ProtocolViolation(
+                rule="duplicate-run-started",
+                event_type=original,
+                index=index,
+                ids=[str(run_id)] if run_id is not None else (),
+                detail=f"RUN_STARTED while run{self._run_label()} is still active; end it "
+                "with RUN_FINISHED or RUN_ERROR before starting another",
+            )
+        if undo is not None:
+            undo.append((self, "_phase", self._phase))
+            undo.append((self, "_run_id", self._run_id))
+            for attr, _, _ in _BLOCKS:
+                undo.append((self, attr, getattr(self, attr)))
+            undo.append((self, "_ended", self._ended))
+        if self._phase != _IDLE:
+            self._new_run_books()
+        self._phase = _RUNNING
+        self._run_id = run_id if type(run_id) is str else None
+
+    def _run_finished(
+        self, event: Mapping[str, Any], kind: str, index: int, original: str, undo: Any
+    ) -> None:
+        still = self._open_summary()
+        if still:
+            raise ProtocolViolation(
+                rule="open-at-finish",
+                event_type=original,
+                index=index,
+                ids=[i for _, ids in still for i in ids],
+                detail=f"RUN_FINISHED while still open: {_describe(still)}; close them first "
+                "(or end the run with RUN_ERROR)",
+            )
+        if undo is not None:
+            undo.append((self, "_phase", self._phase))
+        self._phase = _FINISHED
+
+    def _run_error(
+        self, event: Mapping[str, Any], kind: str, index: int, original: str, undo: Any
+    ) -> None:
+        if undo is not None:
+            undo.append((self, "_phase", self._phase))
+        self._phase = _ERRORED
+
+    def _open_summary(self) -> list[tuple[str, list[str]]]:
+        return [
+            (name, list(opened)) for attr, name, _ in _BLOCKS if (opened := getattr(self, attr))
+        ]
+
+    def _open(
+        self, event: Mapping[str, Any], kind: str, index: int, original: str, undo: Any
+    ) -> None:
+        attr = _OPENERS[kind]
+        name, field = _BLOCK_INFO[attr]
+        ident = _str_field(event, field, kind, index)
+        opened: dict[str, int] = getattr(self, attr)
+        if ident in opened:
+            if original in CHUNK_TYPES:
+                block = _CHUNK_BLOCK[attr]
+                raise _chunk_after_start(original, index, block, ident, opened[ident])
+            raise ProtocolViolation(
+                rule="duplicate-start",
+                event_type=original,
+                index=index,
+                ids=(ident,),
+                detail=f'{name} "{ident}" is already open (started at #{opened[ident]}); '
+                f"end it before starting it again",
+            )
+        if undo is not None:
+            undo.append((opened, ident, _ABSENT))
+        opened[ident] = index
+        if attr == "_tools" and ident not in self._tools_seen:
+            if undo is not None:
+                undo.append((self._tools_seen, ident, _ABSENT))
+            self._tools_seen[ident] = index
+
+    def _not_open(self, attr: str, ident: str, index: int, original: str) -> ProtocolViolation:
+        name, _ = _BLOCK_INFO[attr]
+        ended = self._ended[attr].get(ident)
+        if ended is None:
+            detail = f'{name} "{ident}" was never opened'
+        else:
+            detail = f'{name} "{ident}" is not open: it ended at #{ended}'
+        return ProtocolViolation(
+            rule="not-open", event_type=original, index=index, ids=(ident,), detail=detail
+        )
+
+    def _continue(
+        self, event: Mapping[str, Any], kind: str, index: int, original: str, undo: Any
+    ) -> None:
+        attr = _CONTINUERS[kind]
+        ident = _str_field(event, _BLOCK_INFO[attr][1], kind, index)
+        if ident not in getattr(self, attr):
+            raise self._not_open(attr, ident, index, original)
+
+    def _close(
+        self, event: Mapping[str, Any], kind: str, index: int, original: str, undo: Any
+    ) -> None:
+        attr = _CLOSERS[kind]
+        ident = _str_field(event, _BLOCK_INFO[attr][1], kind, index)
+        opened: dict[str, int] = getattr(self, attr)
+        started = opened.pop(ident, None)
+        if started is None:
+            raise self._not_open(attr, ident, index, original)
+        ended = self._ended[attr]
+        if undo is not None:
+            undo.append((opened, ident, started))
+            undo.append((ended, ident, ended.get(ident, _ABSENT)))
+        ended[ident] = index
+
+    def _tool_result(
+        self, event: Mapping[str, Any], kind: str, index: int, original: str, undo: Any
+    ) -> None:
+        ident = _str_field(event, "toolCallId", kind, index)
+        if not self._strict:
+            return
+        if ident not in self._tools_seen:
+            raise ProtocolViolation(
+                rule="unknown-id",
+                event_type=original,
+                index=index,
+                ids=(ident,),
+                detail=f'tool call "{ident}" was never started; a TOOL_CALL_RESULT must '
+                "answer a call opened with TOOL_CALL_START",
+            )
+        started = self._tools.get(ident)
+        if started is not None:
+            raise ProtocolViolation(
+                rule="out-of-order",
+                event_type=original,
+                index=index,
+                ids=(ident,),
+                detail=f'the result of tool call "{ident}" arrived before its TOOL_CALL_END '
+                f"(the call is open since #{started}); send TOOL_CALL_END first",
+            )
+
+
+def _describe(still: list[tuple[str, list[str]]]) -> str:
+    return "; ".join(f"{name} {_quote(ids)}" for name, ids in still)
+
+
+def _unknown_type(event: Mapping[str, Any], kind: object, index: int) -> NoReturn:
+    if type(kind) is not str:
+        raise EventDecodeError(
+            'the event has no "type" string; every AG-UI event names its type, '
+            'e.g. {"type": "RUN_STARTED", ...}',
+            index=index,
+            field="type",
+        )
+    hint = ""
+    if kind.startswith("THINKING_"):
+        hint = " (THINKING_* events left the protocol in 1.0: use REASONING_*)"
+    raise EventDecodeError(
+        f"unknown event type {kind!r}{hint}", index=index, event_type=kind, field="type"
+    )
+
+
+def verify_stream(
+    events: Iterable[EventLike], mode: Mode = "client", *, assume_running: bool = False
+) -> None:
+    """Check a whole stream; raises the first violation (end-of-stream rules included)."""
+    verifier = Verifier(mode, assume_running=assume_running)
+    for event in events:
+        verifier.feed(event)
+    verifier.finish()
