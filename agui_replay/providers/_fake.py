@@ -1,0 +1,520 @@
+"""FakeProvider: a scripted (or replayed) model provider speaking OpenAI and Anthropic HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from agui_replay.errors import ProviderError, RequestMismatchError, ScriptExhaustedError
+from agui_replay.providers._script import (
+    Api,
+    Delta,
+    FunctionTurn,
+    ProviderRequest,
+    Reasoning,
+    ScriptTurn,
+    Text,
+    ToolCall,
+    Usage,
+    coerce_yielded,
+    parts_to_deltas,
+)
+from agui_replay.providers._server import LoopbackServer
+from agui_replay.providers._wire import Plan, TurnContext, encode_turn, error_plan, json_plan
+from agui_replay.providers.interaction import Interaction, parse_body
+from agui_replay.providers.matching import describe_difference, first_difference
+
+if TYPE_CHECKING:
+    from agui_replay.providers._transports import (
+        Httpx2AsyncTransport,
+        Httpx2Transport,
+        HttpxAsyncTransport,
+        HttpxTransport,
+    )
+
+__all__ = ["FakeProvider", "MatchMode", "ReplayTurn", "detect_api"]
+
+MatchMode = Literal["order", "unordered", "none"]
+
+_ROUTES: tuple[tuple[str, Api], ...] = (
+    ("/chat/completions", "openai.chat"),
+    ("/responses", "openai.responses"),
+    ("/messages", "anthropic.messages"),
+)
+
+
+def detect_api(path: str) -> Api | None:
+    """Which provider API a request path addresses (the ``/v1`` prefix is optional)."""
+    bare = path.split("?", 1)[0].rstrip("/")
+    for suffix, api in _ROUTES:
+        if bare.endswith(suffix):
+            return api
+    return None
+
+
+@dataclass
+class ReplayTurn:
+    """A turn that replays a recorded interaction byte for byte."""
+
+    interaction: Interaction
+    position: int
+    realtime: bool = False
+
+    def describe(self) -> str:
+        r = self.interaction.request
+        return f"recorded interaction #{self.position}: {r.method} {r.path}"
+
+
+Turn = ScriptTurn | ReplayTurn
+
+_NO_RETRY = ("x-should-retry", "false")
+_DROP_ON_REPLAY = {"content-length", "transfer-encoding", "content-encoding", "connection"}
+
+
+class FakeProvider:
+    """A fake OpenAI / Anthropic provider that streams scripted turns chunk by chunk.
+
+    >>> fake = FakeProvider()
+    >>> _ = fake.reply("Hel", "lo")
+    >>> _ = fake.tool_call("get_weather", '{"ci', 'ty": "Paris"}')
+    >>> len(fake.unserved)
+    2
+
+    Plug it in with ``fake.serve()`` (a loopback HTTP server), ``fake.transport()`` /
+    ``fake.async_transport()`` (httpx2) or ``fake.httpx_transport()`` /
+    ``fake.httpx_async_transport()`` (httpx). Failures inside the fake (a request beyond the
+    script, a replay mismatch) answer HTTP 500 with a JSON explanation *and* are kept in
+    ``fake.errors``; :meth:`check` (run by the ``fake_provider`` fixture) raises them.
+    """
+
+    __test__ = False
+
+    def __init__(
+        self,
+        *,
+        seed: int | str = 0,
+        created: int = 1_700_000_000,
+        chunk_delay: float = 0.0,
+        function: FunctionTurn | None = None,
+        allow_unused_turns: bool = False,
+        match: MatchMode = "order",
+        ignore_fields: Iterable[str] = (),
+    ) -> None:
+        if match not in ("order", "unordered", "none"):
+            raise ProviderError(f"match must be 'order', 'unordered' or 'none', got {match!r}")
+        self.seed = seed
+        self.created = created
+        self.chunk_delay = chunk_delay
+        self.function = function
+        self.allow_unused_turns = allow_unused_turns
+        self.match: MatchMode = match
+        self.ignore_fields = frozenset(ignore_fields)
+        self.turns: list[Turn] = []
+        self.served: list[bool] = []
+        self.requests: list[ProviderRequest] = []
+        self.errors: list[ProviderError] = []
+        self._lock = threading.Lock()
+        self._servers: list[LoopbackServer] = []
+
+    # --- scripting ----------------------------------------------------------------------------
+
+    def turn(
+        self,
+        *parts: Text | Reasoning | ToolCall,
+        finish_reason: str | None = None,
+        usage: Usage | None = None,
+        cut_after: int | None = None,
+        malformed_after: int | None = None,
+        malformed_data: str = '{"truncated": ',
+        delay: float | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> ScriptTurn:
+        """Add a turn made of parts, e.g. ``fake.turn(Reasoning("hm"), Text("Hi"))``.
+
+        ``cut_after=n`` drops the connection after n scripted deltas; ``malformed_after=n``
+        sends a frame whose data is ``malformed_data`` (not JSON) after n deltas; ``delay``
+        waits before each chunk (default: the fake's ``chunk_delay``).
+        """
+        t = ScriptTurn(
+            deltas=parts_to_deltas(parts),
+            finish_reason=finish_reason,
+            usage=usage,
+            cut_after=cut_after,
+            malformed_after=malformed_after,
+            malformed_data=malformed_data,
+            delay=delay,
+            headers=dict(headers or {}),
+        )
+        return self._add(t)
+
+    def reply(self, *chunks: str, **options: Any) -> ScriptTurn:
+        """Add a text turn streamed in exactly these chunks: ``fake.reply("Hel", "lo")``."""
+        return self.turn(Text(*chunks), **options)
+
+    def tool_call(
+        self,
+        name: str,
+        *fragments: str,
+        id: str | None = None,
+        **options: Any,
+    ) -> ScriptTurn:
+        """Add a turn with one tool call whose arguments stream in exactly these fragments."""
+        return self.turn(ToolCall(name, *fragments, id=id), **options)
+
+    def tool_calls(self, *calls: ToolCall, **options: Any) -> ScriptTurn:
+        """Add a turn with several tool calls: ``fake.tool_calls(ToolCall("a", "{}"), ...)``."""
+        return self.turn(*calls, **options)
+
+    def error(
+        self,
+        status: int,
+        message: str | None = None,
+        *,
+        error_type: str | None = None,
+        retry_after: float | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> ScriptTurn:
+        """Add a turn answered with an HTTP error (429, 500...) in the provider's error shape."""
+        if status < 400:
+            raise ProviderError(f"error() needs an HTTP error status (>= 400), got {status}")
+        hdrs = dict(headers or {})
+        if retry_after is not None:
+            hdrs["retry-after"] = f"{retry_after:g}"
+        t = ScriptTurn(
+            status=status,
+            error_message=message or f"scripted error {status}",
+            error_type=error_type,
+            headers=hdrs,
+        )
+        return self._add(t)
+
+    def generate(self, function: FunctionTurn, **options: Any) -> ScriptTurn:
+        """Add a turn whose deltas come from ``function(request)``, a (async) generator.
+
+        It yields ``str`` (text), ``TextDelta``, ``ReasoningDelta``, ``ToolCallDelta`` or a
+        ``Usage``.
+        """
+        t = ScriptTurn(function=function, **options)
+        return self._add(t)
+
+    def _add(self, turn: ScriptTurn) -> ScriptTurn:
+        with self._lock:
+            self.turns.append(turn)
+            self.served.append(False)
+        return turn
+
+    @classmethod
+    def from_interactions(
+        cls,
+        interactions: Iterable[Interaction | Mapping[str, Any]],
+        *,
+        realtime: bool = False,
+        match: MatchMode = "order",
+        **options: Any,
+    ) -> FakeProvider:
+        """A fake that replays recorded interactions (same chunk bytes and boundaries).
+
+        ``realtime=True`` waits the recorded time between chunks; ``match`` is ``"order"``
+        (request n must equal recorded request n), ``"unordered"`` (any unserved recorded request
+        that is equal) or ``"none"`` (serve in order, never compare).
+        """
+        fake = cls(match=match, **options)
+        for i, it in enumerate(interactions):
+            inter = it if isinstance(it, Interaction) else Interaction.from_dict(dict(it))
+            fake.turns.append(ReplayTurn(inter, i, realtime))
+            fake.served.append(False)
+        return fake
+
+    # --- state --------------------------------------------------------------------------------
+
+    @property
+    def last_request(self) -> ProviderRequest:
+        if not self.requests:
+            raise ProviderError("the fake provider has not received any request yet")
+        return self.requests[-1]
+
+    @property
+    def unserved(self) -> list[str]:
+        """Descriptions of the turns no request consumed, with their script positions."""
+        return [
+            f"turn #{i}: {t.describe()}"
+            for i, (t, done) in enumerate(zip(self.turns, self.served, strict=False))
+            if not done
+        ]
+
+    def check(self, *, allow_unused: bool | None = None) -> None:
+        """Raise the first failure seen while serving, then complain about unserved turns."""
+        if self.errors:
+            first = self.errors[0]
+            if len(self.errors) == 1:
+                raise first
+            more = "\n".join(f"  - {e}" for e in self.errors[1:])
+            raise type(first)(
+                f"{first}\n{len(self.errors) - 1} more provider error(s):\n{more}"
+            ) from first
+        allow = self.allow_unused_turns if allow_unused is None else allow_unused
+        if not allow and self.unserved:
+            listing = "\n".join("  " + u for u in self.unserved)
+            raise ProviderError(
+                f"{len(self.unserved)} scripted turn(s) were never requested:\n{listing}\n"
+                "(remove them, or allow this with @pytest.mark.agui_allow_unused_turns or "
+                "FakeProvider(allow_unused_turns=True))"
+            )
+
+    # --- plug-in forms ------------------------------------------------------------------------
+
+    def serve(self) -> LoopbackServer:
+        """Start a loopback server on 127.0.0.1 (free port); use as a context manager.
+
+        ``server.base_url`` (ends in ``/v1``) is for ``openai.OpenAI(base_url=...)``;
+        ``server.anthropic_base_url`` (no ``/v1``) for ``anthropic.Anthropic(base_url=...)``.
+        """
+        server = LoopbackServer(self.handle)
+        self._servers.append(server)
+        return server
+
+    def transport(self) -> Httpx2Transport:
+        """An in-process ``httpx2`` transport: ``httpx2.Client(transport=fake.transport())``."""
+        from agui_replay.providers._transports import Httpx2Transport
+
+        return Httpx2Transport(self.handle)
+
+    def async_transport(self) -> Httpx2AsyncTransport:
+        """An in-process async ``httpx2`` transport."""
+        from agui_replay.providers._transports import Httpx2AsyncTransport
+
+        return Httpx2AsyncTransport(self.ahandle)
+
+    def httpx_transport(self) -> HttpxTransport:
+        """An in-process ``httpx`` transport."""
+        from agui_replay.providers._transports import HttpxTransport
+
+        return HttpxTransport(self.handle)
+
+    def httpx_async_transport(self) -> HttpxAsyncTransport:
+        """An in-process async ``httpx`` transport."""
+        from agui_replay.providers._transports import HttpxAsyncTransport
+
+        return HttpxAsyncTransport(self.ahandle)
+
+    def close(self) -> None:
+        """Stop every loopback server this fake started."""
+        for s in self._servers:
+            s.close()
+        self._servers.clear()
+
+    def __enter__(self) -> FakeProvider:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- serving ------------------------------------------------------------------------------
+
+    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Plan:
+        """Answer one HTTP request (what the server and the sync transports call)."""
+        selected = self._select(method, path, headers, body)
+        if isinstance(selected, Plan):
+            return selected
+        request, turn, position = selected
+        if isinstance(turn, ReplayTurn):
+            return self._replay(turn)
+        try:
+            deltas, turn = _resolve_sync(turn, request)
+        except Exception as exc:
+            return self._fail(request, _wrap(exc, request, position), 500)
+        return self._encode(request, turn, deltas, position)
+
+    async def ahandle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Plan:
+        """The async form of :meth:`handle` (async generators run on the caller's loop)."""
+        selected = self._select(method, path, headers, body)
+        if isinstance(selected, Plan):
+            return selected
+        request, turn, position = selected
+        if isinstance(turn, ReplayTurn):
+            return self._replay(turn)
+        try:
+            deltas, turn = await _resolve_async(turn, request)
+        except Exception as exc:
+            return self._fail(request, _wrap(exc, request, position), 500)
+        return self._encode(request, turn, deltas, position)
+
+    def _fail(self, request: ProviderRequest | None, err: ProviderError, status: int) -> Plan:
+        with self._lock:
+            self.errors.append(err)
+        api = request.api if request is not None else None
+        return error_plan(
+            api, status, f"agui_replay: {err}", error_type="agui_replay_error", headers=[_NO_RETRY]
+        )
+
+    def _select(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[ProviderRequest, Turn, int] | Plan:
+        api = detect_api(path)
+        if method == "GET" and _strip_query(path).rstrip("/").endswith("/models"):
+            return json_plan(200, {"object": "list", "data": []})
+        with self._lock:
+            request = ProviderRequest(
+                len(self.requests), method, path, dict(headers), parse_body(body), api
+            )
+            self.requests.append(request)
+            if api is None and not any(isinstance(t, ReplayTurn) for t in self.turns):
+                err = ProviderError(
+                    f"request #{request.index} {method} {path}: not an endpoint this fake serves "
+                    "(POST .../chat/completions, .../responses or .../messages)"
+                )
+                self.errors.append(err)
+                return error_plan(None, 404, f"agui_replay: {err}", headers=[_NO_RETRY])
+            pick = self._pick(request)
+        if isinstance(pick, ProviderError):
+            return self._fail(request, pick, 500)
+        position, turn = pick
+        return request, turn, position
+
+    def _pick(self, request: ProviderRequest) -> tuple[int, Turn] | ProviderError:
+        # caller holds the lock
+        pending = [i for i, done in enumerate(self.served) if not done]
+        if not pending:
+            if self.function is not None:
+                return len(self.turns), ScriptTurn(function=self.function)
+            return ScriptExhaustedError(
+                f"request #{request.index} arrived but the script has {len(self.turns)} turn(s) "
+                f"and all were served (script position {len(self.turns)}):\n  {request.summary()}"
+            )
+        first = pending[0]
+        turn = self.turns[first]
+        if isinstance(turn, ReplayTurn) and self.match != "none":
+            if self.match == "unordered":
+                for i in pending:
+                    t = self.turns[i]
+                    if isinstance(t, ReplayTurn) and self._mismatch(request, t) is None:
+                        self.served[i] = True
+                        return i, t
+            mismatch = self._mismatch(request, turn)
+            if mismatch is not None:
+                return RequestMismatchError(mismatch)
+        self.served[first] = True
+        return first, turn
+
+    def _mismatch(self, request: ProviderRequest, turn: ReplayTurn) -> str | None:
+        rec = turn.interaction.request
+        diff = first_difference(
+            {"method": rec.method, "path": _strip_query(rec.path), "body": rec.body},
+            {"method": request.method, "path": _strip_query(request.path), "body": request.body},
+            ignore=frozenset(f"body.{f}" for f in self.ignore_fields),
+        )
+        if diff is None:
+            return None
+        return (
+            f"request #{request.index} ({request.method} {request.path}) does not match recorded "
+            f"interaction #{turn.position} (match={self.match!r}):\n{describe_difference(diff)}"
+        )
+
+    def _encode(
+        self, request: ProviderRequest, turn: ScriptTurn, deltas: list[Delta], position: int
+    ) -> Plan:
+        if request.api is None:
+            return self._fail(request, ProviderError(f"unknown endpoint {request.path}"), 404)
+        ctx = TurnContext(self.seed, position, self.created + position, request)
+        delay = turn.delay if turn.delay is not None else self.chunk_delay
+        try:
+            return encode_turn(request.api, ctx, turn, deltas, delay)
+        except ProviderError as exc:
+            return self._fail(request, _wrap(exc, request, position), 500)
+
+    def _replay(self, turn: ReplayTurn) -> Plan:
+        resp = turn.interaction.response
+        headers = [(k, v) for k, v in resp.headers.items() if k.lower() not in _DROP_ON_REPLAY]
+        if resp.chunks:
+            writes: list[tuple[float, bytes]] = []
+            last = 0.0
+            for c in resp.chunks:
+                wait = max(0.0, c.offset - last) if turn.realtime else 0.0
+                last = c.offset
+                writes.append((wait, c.data.encode("utf-8")))
+            return Plan(resp.status, headers, writes, streaming=True)
+        return Plan(resp.status, headers, [(0.0, resp.text.encode("utf-8"))], streaming=False)
+
+
+def _strip_query(path: str) -> str:
+    return path.split("?", 1)[0]
+
+
+def _wrap(exc: Exception, request: ProviderRequest, position: int) -> ProviderError:
+    where = f"while serving request #{request.index} with script turn #{position}"
+    if isinstance(exc, ProviderError):
+        err = type(exc)(f"{exc} ({where})")
+    else:
+        err = ProviderError(f"{where}: {type(exc).__name__}: {exc}")
+    err.__cause__ = exc
+    return err
+
+
+def _collect(items: Iterable[object], turn: ScriptTurn) -> tuple[list[Delta], ScriptTurn]:
+    deltas: list[Delta] = []
+    usage = turn.usage
+    for i, item in enumerate(items):
+        got = coerce_yielded(item, i)
+        if isinstance(got, Usage):
+            usage = got
+        else:
+            deltas.append(got)
+    return deltas, _with(turn, usage)
+
+
+def _with(turn: ScriptTurn, usage: Usage | None) -> ScriptTurn:
+    from dataclasses import replace
+
+    return replace(turn, usage=usage, function=None)
+
+
+def _resolve_sync(turn: ScriptTurn, request: ProviderRequest) -> tuple[list[Delta], ScriptTurn]:
+    if turn.function is None:
+        return turn.deltas, turn
+    produced = turn.function(request)
+    if isinstance(produced, AsyncIterator) or hasattr(produced, "__aiter__"):
+        agen: Any = produced
+        items = _run_coroutine(_drain(agen))
+        return _collect(items, turn)
+    return _collect(produced, turn)
+
+
+async def _resolve_async(
+    turn: ScriptTurn, request: ProviderRequest
+) -> tuple[list[Delta], ScriptTurn]:
+    if turn.function is None:
+        return turn.deltas, turn
+    produced: Any = turn.function(request)
+    if hasattr(produced, "__aiter__"):
+        return _collect(await _drain(produced), turn)
+    return _collect(produced, turn)
+
+
+async def _drain(agen: Any) -> list[object]:
+    return [item async for item in agen]
+
+
+def _run_coroutine(coro: Any) -> list[object]:
+    """Run a coroutine to completion from sync code, even under a running event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    result: list[list[object]] = []
+    failure: list[BaseException] = []
+
+    def runner() -> None:
+        try:
+            result.append(asyncio.run(coro))
+        except BaseException as exc:
+            failure.append(exc)
+
+    th = threading.Thread(target=runner)
+    th.start()
+    th.join()
+    if failure:
+        raise failure[0]
+    return result[0]

@@ -1,0 +1,141 @@
+"""A small threaded HTTP/1.1 server on 127.0.0.1 that writes each planned chunk separately."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from agui_replay.providers._wire import Plan, StreamCut
+
+__all__ = ["App", "LoopbackServer"]
+
+App = Callable[[str, str, dict[str, str], bytes], Plan]
+
+_HOP_BY_HOP = {"content-length", "transfer-encoding", "connection", "keep-alive"}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        # tests should not print a line per request on stderr
+        return
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        plan = self.server.app(self.command, self.path, headers, body)
+        self.send_response(plan.status)
+        for k, v in plan.headers:
+            if k.lower() not in _HOP_BY_HOP:
+                self.send_header(k, v)
+        if not plan.streaming:
+            data = b"".join(chunk for _, chunk in plan.writes())
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+            return
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        try:
+            for delay, chunk in plan.writes():
+                if delay > 0:
+                    time.sleep(delay)
+                if chunk:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    self.wfile.flush()
+        except StreamCut:
+            # drop the connection without the terminating zero-length chunk, as a dying
+            # upstream would; the client sees an incomplete body
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def do_POST(self) -> None:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self._serve()
+
+    do_GET = do_POST
+    do_PUT = do_POST
+    do_DELETE = do_POST
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # the app reports its own failures; socket errors of a vanished client are not news
+        return
+
+
+class LoopbackServer:
+    """A running loopback server. ``base_url`` is for OpenAI clients (ends in ``/v1``, or the
+    upstream's path for a recording proxy);
+    ``anthropic_base_url`` is the bare origin (the Anthropic SDK appends ``/v1/messages``).
+    """
+
+    def __init__(
+        self, app: App, *, base_path: str = "/v1", on_close: Callable[[], None] | None = None
+    ) -> None:
+        self._server = _Server(app)
+        self._on_close = on_close
+        self.base_path = base_path.rstrip("/")
+        self.host = "127.0.0.1"
+        self.port: int = self._server.server_address[1]
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"agui-replay-loopback-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        self.closed = False
+
+    @property
+    def url(self) -> str:
+        """The origin, ``http://127.0.0.1:PORT``."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return self.url + self.base_path
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.url
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+        if self._on_close is not None:
+            self._on_close()
+
+    def __enter__(self) -> LoopbackServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<LoopbackServer {self.base_url}{' closed' if self.closed else ''}>"

@@ -1,0 +1,147 @@
+"""Recorded provider traffic: one request and its response, chunk by chunk.
+
+These are plain data (no I/O); a cassette stores them through :meth:`Interaction.to_dict`.
+
+>>> i = Interaction(
+...     RecordedRequest("POST", "/v1/chat/completions", {}, {"model": "m"}),
+...     RecordedResponse(200, {}, [Chunk(0.01, "data: [DONE]\\n\\n")]),
+... )
+>>> Interaction.from_dict(i.to_dict()) == i
+True
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from agui_replay.errors import ProviderError
+
+__all__ = ["Chunk", "Interaction", "RecordedRequest", "RecordedResponse", "parse_body"]
+
+
+def parse_body(data: bytes | str) -> Any:
+    """The body as parsed JSON when it is JSON, else as text (``None`` when empty)."""
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+@dataclass
+class Chunk:
+    """One network read of a streamed response: ``offset`` seconds after the request started."""
+
+    offset: float
+    data: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"offset": self.offset, "data": self.data}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Chunk:
+        return cls(float(_req(d, "offset", "chunk")), str(_req(d, "data", "chunk")))
+
+
+@dataclass
+class RecordedRequest:
+    """A request as sent upstream, with secrets already scrubbed."""
+
+    method: str
+    path: str
+    headers: dict[str, str] = field(default_factory=dict)
+    body: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "path": self.path,
+            "headers": dict(self.headers),
+            "body": self.body,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RecordedRequest:
+        return cls(
+            str(_req(d, "method", "request")),
+            str(_req(d, "path", "request")),
+            dict(d.get("headers") or {}),
+            d.get("body"),
+        )
+
+
+@dataclass
+class RecordedResponse:
+    """A response: streamed ones keep ``chunks``; others keep ``body`` (JSON or text)."""
+
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    chunks: list[Chunk] = field(default_factory=list)
+    body: Any = None
+
+    @property
+    def streamed(self) -> bool:
+        return bool(self.chunks) or "event-stream" in self.headers.get("content-type", "")
+
+    @property
+    def text(self) -> str:
+        """The whole body as text."""
+        if self.chunks:
+            return "".join(c.data for c in self.chunks)
+        if self.body is None:
+            return ""
+        if isinstance(self.body, str):
+            return self.body
+        return json.dumps(self.body, ensure_ascii=False, separators=(",", ":"))
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"status": self.status, "headers": dict(self.headers)}
+        if self.chunks or self.body is None:
+            d["chunks"] = [c.to_dict() for c in self.chunks]
+        if self.body is not None:
+            d["body"] = self.body
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RecordedResponse:
+        chunks = d.get("chunks") or []
+        if not isinstance(chunks, list):
+            raise ProviderError(f"response.chunks must be a list, got {type(chunks).__name__}")
+        return cls(
+            int(_req(d, "status", "response")),
+            dict(d.get("headers") or {}),
+            [Chunk.from_dict(c) for c in chunks],
+            d.get("body"),
+        )
+
+
+@dataclass
+class Interaction:
+    """One recorded request/response exchange with a model provider."""
+
+    request: RecordedRequest
+    response: RecordedResponse
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"request": self.request.to_dict(), "response": self.response.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Interaction:
+        if not isinstance(d, dict):
+            raise ProviderError(f"an interaction must be a JSON object, got {type(d).__name__}")
+        return cls(
+            RecordedRequest.from_dict(_req(d, "request", "interaction")),
+            RecordedResponse.from_dict(_req(d, "response", "interaction")),
+        )
+
+
+def _req(d: Any, key: str, what: str) -> Any:
+    if not isinstance(d, dict):
+        raise ProviderError(f"{what} must be a JSON object, got {type(d).__name__}")
+    if key not in d:
+        raise ProviderError(f"{what} has no {key!r} field (keys: {', '.join(sorted(d))})")
+    return d[key]

@@ -1,0 +1,469 @@
+"""Record real provider traffic chunk by chunk, scrubbed of secrets before it is stored.
+
+Two forms: a transport wrapper (``httpx2`` / ``httpx``, sync and async) and a loopback proxy::
+
+    recorder = Recorder("https://api.openai.com/v1", secrets=[my_key])
+    with recorder.serve() as proxy:
+        client = openai.OpenAI(base_url=proxy.base_url, api_key=my_key)
+        ...
+    fake = recorder.to_fake()          # replays the same chunks, offline
+
+The recorder asks the upstream for ``accept-encoding: identity`` so each stored chunk is the text
+that crossed the network. A chunk that ends inside a multi-byte UTF-8 character keeps the partial
+bytes for the next chunk (the stored text is always valid).
+"""
+
+from __future__ import annotations
+
+import codecs
+import threading
+import time
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
+
+from agui_replay.errors import ProviderError
+from agui_replay.providers._server import LoopbackServer
+from agui_replay.providers._wire import Plan, StreamCut, error_plan
+from agui_replay.providers.interaction import (
+    Chunk,
+    Interaction,
+    RecordedRequest,
+    RecordedResponse,
+    parse_body,
+)
+
+if TYPE_CHECKING:
+    import httpx
+    import httpx2
+
+    from agui_replay.providers._fake import FakeProvider, MatchMode
+
+__all__ = ["DEFAULT_SCRUB_HEADERS", "SCRUBBED", "Recorder", "Scrubber"]
+
+SCRUBBED = "<scrubbed>"
+DEFAULT_SCRUB_HEADERS: tuple[str, ...] = (
+    "authorization",
+    "x-api-key",
+    "api-key",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+)
+# headers that describe one connection, not the exchange
+_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "te", "upgrade"}
+
+
+class _HasBaseUrl(Protocol):
+    @property
+    def base_url(self) -> str: ...
+
+
+class Scrubber:
+    """Replaces secret values (configured, or seen in auth headers) wherever they appear.
+
+    >>> s = Scrubber(secrets=["sk-1"])
+    >>> s.headers({"Authorization": "Bearer sk-2", "x-other": "sk-1 and sk-2"})
+    {'authorization': '<scrubbed>', 'x-other': '<scrubbed> and <scrubbed>'}
+    """
+
+    def __init__(
+        self,
+        *,
+        secrets: Iterable[str] = (),
+        scrub_headers: Iterable[str] = DEFAULT_SCRUB_HEADERS,
+        marker: str = SCRUBBED,
+    ) -> None:
+        self.marker = marker
+        self.header_names = {h.lower() for h in scrub_headers}
+        self._secrets: set[str] = {s for s in secrets if s}
+        self._lock = threading.Lock()
+
+    def learn(self, headers: Mapping[str, str]) -> None:
+        """Remember the values of secret headers so they are also scrubbed from bodies."""
+        with self._lock:
+            for k, v in headers.items():
+                if k.lower() in self.header_names and v:
+                    self._secrets.add(v)
+                    scheme, _, token = v.partition(" ")
+                    if token and scheme.lower() in ("bearer", "basic", "token"):
+                        self._secrets.add(token.strip())
+
+    def text(self, value: str) -> str:
+        # longest first so "Bearer sk-1" is replaced whole, not around "sk-1"
+        for secret in sorted(self._secrets, key=len, reverse=True):
+            if secret in value:
+                value = value.replace(secret, self.marker)
+        return value
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        if isinstance(value, dict):
+            return {self.text(str(k)): self.value(v) for k, v in value.items()}
+        return value
+
+    def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
+        self.learn(headers)
+        out = {}
+        for k, v in headers.items():
+            key = k.lower()
+            out[key] = self.marker if key in self.header_names else self.text(v)
+        return out
+
+
+class _Capture:
+    """The interaction being recorded: request known, response arriving chunk by chunk."""
+
+    def __init__(self, recorder: Recorder, interaction: Interaction, started: float) -> None:
+        self.recorder = recorder
+        self.interaction = interaction
+        self.started = started
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._raw: list[bytes] = []
+        self._finished = False
+
+    def response(self, status: int, headers: Mapping[str, str]) -> None:
+        scrub = self.recorder.scrubber
+        self.interaction.response.status = status
+        self.interaction.response.headers = {
+            k: v for k, v in scrub.headers(headers).items() if k not in _HOP
+        }
+
+    def chunk(self, data: bytes) -> None:
+        self._raw.append(data)
+        text = self._decoder.decode(data)
+        if text:
+            offset = round(time.monotonic() - self.started, 6)
+            scrubbed = self.recorder.scrubber.text(text)
+            self.interaction.response.chunks.append(Chunk(offset, scrubbed))
+
+    def finish(self) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        tail = self._decoder.decode(b"", final=True)
+        resp = self.interaction.response
+        if tail:
+            resp.chunks.append(Chunk(round(time.monotonic() - self.started, 6), tail))
+        if "event-stream" not in resp.headers.get("content-type", ""):
+            # not streamed: keep the body, parsed when JSON
+            resp.body = self.recorder.scrubber.value(parse_body(b"".join(self._raw)))
+            resp.chunks = []
+
+
+class Recorder:
+    """Records requests to ``upstream`` and each response chunk with its time offset.
+
+    ``upstream`` is a base URL (``"https://api.openai.com/v1"``) or anything with a
+    ``base_url`` (a running fake's server); only the proxy form (:meth:`serve`) needs it.
+    """
+
+    def __init__(
+        self,
+        upstream: str | _HasBaseUrl | None = None,
+        *,
+        secrets: Iterable[str] = (),
+        scrub_headers: Iterable[str] = DEFAULT_SCRUB_HEADERS,
+        marker: str = SCRUBBED,
+    ) -> None:
+        if upstream is not None and not isinstance(upstream, str):
+            upstream = upstream.base_url
+        self.upstream: str | None = upstream
+        self.scrubber = Scrubber(secrets=secrets, scrub_headers=scrub_headers, marker=marker)
+        self.interactions: list[Interaction] = []
+        self._lock = threading.Lock()
+        self._servers: list[LoopbackServer] = []
+
+    # --- capture --------------------------------------------------------------------------------
+
+    def _begin(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> _Capture:
+        started = time.monotonic()
+        scrub = self.scrubber
+        req_headers = {k: v for k, v in scrub.headers(headers).items() if k not in _HOP}
+        request = RecordedRequest(method, path, req_headers, scrub.value(parse_body(body)))
+        interaction = Interaction(request, RecordedResponse(0))
+        with self._lock:
+            self.interactions.append(interaction)
+        return _Capture(self, interaction, started)
+
+    def to_fake(
+        self, *, realtime: bool = False, match: MatchMode = "order", **options: Any
+    ) -> FakeProvider:
+        """A FakeProvider replaying what was recorded so far."""
+        from agui_replay.providers._fake import FakeProvider
+
+        return FakeProvider.from_interactions(
+            list(self.interactions), realtime=realtime, match=match, **options
+        )
+
+    # --- transport wrappers ----------------------------------------------------------------------
+
+    def transport(self, inner: httpx2.BaseTransport | None = None) -> httpx2.BaseTransport:
+        """Wrap an ``httpx2`` transport (default ``httpx2.HTTPTransport()``)."""
+        import httpx2
+
+        return _make_h2_sync(self, inner or httpx2.HTTPTransport())
+
+    def async_transport(
+        self, inner: httpx2.AsyncBaseTransport | None = None
+    ) -> httpx2.AsyncBaseTransport:
+        """Wrap an async ``httpx2`` transport (default ``httpx2.AsyncHTTPTransport()``)."""
+        import httpx2
+
+        return _make_h2_async(self, inner or httpx2.AsyncHTTPTransport())
+
+    def httpx_transport(self, inner: httpx.BaseTransport | None = None) -> httpx.BaseTransport:
+        """Wrap an ``httpx`` transport (default ``httpx.HTTPTransport()``)."""
+        import httpx
+
+        return _make_hx_sync(self, inner or httpx.HTTPTransport())
+
+    def httpx_async_transport(
+        self, inner: httpx.AsyncBaseTransport | None = None
+    ) -> httpx.AsyncBaseTransport:
+        """Wrap an async ``httpx`` transport (default ``httpx.AsyncHTTPTransport()``)."""
+        import httpx
+
+        return _make_hx_async(self, inner or httpx.AsyncHTTPTransport())
+
+    # --- proxy -----------------------------------------------------------------------------------
+
+    def serve(self) -> LoopbackServer:
+        """A loopback proxy to ``upstream``; its ``base_url`` mirrors the upstream's path."""
+        if self.upstream is None:
+            raise ProviderError("Recorder.serve() needs an upstream base URL: Recorder(upstream)")
+        parts = urlsplit(self.upstream)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        app = _ProxyApp(self, origin)
+        server = LoopbackServer(app, base_path=parts.path or "", on_close=app.client.close)
+        self._servers.append(server)
+        return server
+
+    def close(self) -> None:
+        for s in self._servers:
+            s.close()
+        self._servers.clear()
+
+
+class _ProxyApp:
+    def __init__(self, recorder: Recorder, origin: str) -> None:
+        import httpx2
+
+        self.recorder = recorder
+        self.origin = origin
+        self.client = httpx2.Client(timeout=httpx2.Timeout(600.0, connect=10.0))
+
+    def __call__(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Plan:
+        import httpx2
+
+        capture = self.recorder._begin(method, path, headers, body)
+        fwd = {k: v for k, v in headers.items() if k.lower() not in _HOP}
+        fwd["accept-encoding"] = "identity"
+        request = self.client.build_request(method, self.origin + path, headers=fwd, content=body)
+        try:
+            response = self.client.send(request, stream=True)
+        except httpx2.HTTPError as exc:
+            capture.response(502, {"content-type": "application/json"})
+            capture.finish()
+            return error_plan(None, 502, f"agui_replay recorder: upstream failed: {exc}")
+        capture.response(response.status_code, dict(response.headers.items()))
+        out_headers = [
+            (k, v)
+            for k, v in response.headers.items()
+            if k.lower() not in _HOP and k.lower() != "content-encoding"
+        ]
+
+        def body_writes() -> Iterator[tuple[float, bytes]]:
+            try:
+                for data in response.iter_raw():
+                    capture.chunk(data)
+                    yield 0.0, data
+            except httpx2.HTTPError:
+                raise StreamCut from None
+            finally:
+                capture.finish()
+                response.close()
+
+        streaming = "event-stream" in response.headers.get("content-type", "")
+        return Plan(response.status_code, out_headers, body_writes(), streaming=streaming)
+
+
+# --- transport wrappers (one per library and mode; the libraries' types do not mix) ----------
+
+
+def _path_of(url: Any) -> str:
+    raw = url.raw_path
+    return raw.decode("ascii") if isinstance(raw, bytes) else str(raw)
+
+
+def _make_h2_sync(recorder: Recorder, inner: httpx2.BaseTransport) -> httpx2.BaseTransport:
+    import httpx2
+
+    class _Stream(httpx2.SyncByteStream):
+        def __init__(self, inner_stream: Any, capture: _Capture) -> None:
+            self._inner = inner_stream
+            self._capture = capture
+
+        def __iter__(self) -> Iterator[bytes]:
+            try:
+                for data in self._inner:
+                    self._capture.chunk(data)
+                    yield data
+            finally:
+                self._capture.finish()
+
+        def close(self) -> None:
+            self._inner.close()
+
+    class _Transport(httpx2.BaseTransport):
+        def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+            body = request.read()
+            capture = recorder._begin(
+                request.method, _path_of(request.url), dict(request.headers.items()), body
+            )
+            request.headers["accept-encoding"] = "identity"
+            response = inner.handle_request(request)
+            capture.response(response.status_code, dict(response.headers.items()))
+            return httpx2.Response(
+                response.status_code,
+                headers=response.headers,
+                stream=_Stream(response.stream, capture),
+                request=request,
+                extensions=response.extensions,
+            )
+
+        def close(self) -> None:
+            inner.close()
+
+    return _Transport()
+
+
+def _make_h2_async(
+    recorder: Recorder, inner: httpx2.AsyncBaseTransport
+) -> httpx2.AsyncBaseTransport:
+    import httpx2
+
+    class _Stream(httpx2.AsyncByteStream):
+        def __init__(self, inner_stream: Any, capture: _Capture) -> None:
+            self._inner = inner_stream
+            self._capture = capture
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            try:
+                async for data in self._inner:
+                    self._capture.chunk(data)
+                    yield data
+            finally:
+                self._capture.finish()
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class _Transport(httpx2.AsyncBaseTransport):
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            body = await request.aread()
+            capture = recorder._begin(
+                request.method, _path_of(request.url), dict(request.headers.items()), body
+            )
+            request.headers["accept-encoding"] = "identity"
+            response = await inner.handle_async_request(request)
+            capture.response(response.status_code, dict(response.headers.items()))
+            return httpx2.Response(
+                response.status_code,
+                headers=response.headers,
+                stream=_Stream(response.stream, capture),
+                request=request,
+                extensions=response.extensions,
+            )
+
+        async def aclose(self) -> None:
+            await inner.aclose()
+
+    return _Transport()
+
+
+def _make_hx_sync(recorder: Recorder, inner: httpx.BaseTransport) -> httpx.BaseTransport:
+    import httpx
+
+    class _Stream(httpx.SyncByteStream):
+        def __init__(self, inner_stream: Any, capture: _Capture) -> None:
+            self._inner = inner_stream
+            self._capture = capture
+
+        def __iter__(self) -> Iterator[bytes]:
+            try:
+                for data in self._inner:
+                    self._capture.chunk(data)
+                    yield data
+            finally:
+                self._capture.finish()
+
+        def close(self) -> None:
+            self._inner.close()
+
+    class _Transport(httpx.BaseTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            body = request.read()
+            capture = recorder._begin(
+                request.method, _path_of(request.url), dict(request.headers.items()), body
+            )
+            request.headers["accept-encoding"] = "identity"
+            response = inner.handle_request(request)
+            capture.response(response.status_code, dict(response.headers.items()))
+            return httpx.Response(
+                response.status_code,
+                headers=response.headers,
+                stream=_Stream(response.stream, capture),
+                request=request,
+                extensions=response.extensions,
+            )
+
+        def close(self) -> None:
+            inner.close()
+
+    return _Transport()
+
+
+def _make_hx_async(recorder: Recorder, inner: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTransport:
+    import httpx
+
+    class _Stream(httpx.AsyncByteStream):
+        def __init__(self, inner_stream: Any, capture: _Capture) -> None:
+            self._inner = inner_stream
+            self._capture = capture
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            try:
+                async for data in self._inner:
+                    self._capture.chunk(data)
+                    yield data
+            finally:
+                self._capture.finish()
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class _Transport(httpx.AsyncBaseTransport):
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            body = await request.aread()
+            capture = recorder._begin(
+                request.method, _path_of(request.url), dict(request.headers.items()), body
+            )
+            request.headers["accept-encoding"] = "identity"
+            response = await inner.handle_async_request(request)
+            capture.response(response.status_code, dict(response.headers.items()))
+            return httpx.Response(
+                response.status_code,
+                headers=response.headers,
+                stream=_Stream(response.stream, capture),
+                request=request,
+                extensions=response.extensions,
+            )
+
+        async def aclose(self) -> None:
+            await inner.aclose()
+
+    return _Transport()
