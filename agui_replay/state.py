@@ -1,0 +1,300 @@
+"""Shared state: the snapshot-or-delta decision, and typed input-state decoding.
+
+:class:`StateManager` decides, for each value you publish, what the client needs: the whole
+state (:class:`Snapshot`), an RFC 6902 patch (:class:`Delta`) or nothing (:class:`Unchanged`).
+
+>>> states = StateManager()
+>>> notes = "the document the user is editing, at some length"
+>>> states.publish({"step": 1, "notes": notes})
+Snapshot({'step': 1, 'notes': 'the document the user is editing, at some length'})
+>>> states.publish({"step": 2, "notes": notes})
+Delta([{'op': 'replace', 'path': '/step', 'value': 2}])
+>>> states.publish({"step": 2, "notes": notes})
+Unchanged()
+
+:func:`decode_state` turns ``RunAgentInput.state`` into your state type, and
+:func:`encode_state` turns a typed state back into JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias, TypeVar, cast
+
+from ag_ui.core import StateDeltaEvent, StateSnapshotEvent
+from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
+
+from .errors import PatchError, StateDecodeError
+from .patch import (
+    JSONValue,
+    Operation,
+    _clone,
+    _clone_checked,
+    _diff_checked,
+    _dumps,
+    _Invalid,
+    _value_error,
+    json_equal,
+)
+
+__all__ = [
+    "Delta",
+    "Snapshot",
+    "StateEncodeError",
+    "StateManager",
+    "StatePublish",
+    "Unchanged",
+    "decode_state",
+    "encode_state",
+]
+
+S = TypeVar("S")
+
+
+class StateEncodeError(StateDecodeError):
+    """A state object that pydantic cannot turn into JSON (AG-UI code SERIALIZATION)."""
+
+
+def _json_eq_or_false(a: Any, b: Any) -> bool:
+    try:
+        return json_equal(a, b)
+    except PatchError:
+        return False
+
+
+class Snapshot:
+    """Send the whole state: a ``STATE_SNAPSHOT`` carrying :attr:`value`."""
+
+    __slots__ = ("value",)
+    __match_args__ = ("value",)
+
+    def __init__(self, value: JSONValue) -> None:
+        self.value = value
+
+    def to_event(self) -> StateSnapshotEvent:
+        """The ``STATE_SNAPSHOT`` event (an ``ag_ui.core`` model)."""
+        return StateSnapshotEvent(snapshot=self.value)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Snapshot):
+            return NotImplemented
+        return _json_eq_or_false(self.value, other.value)
+
+    __hash__ = None  # type: ignore[assignment]  # holds a mutable JSON value
+
+    def __repr__(self) -> str:
+        return f"Snapshot({self.value!r})"
+
+
+class Delta:
+    """Send a patch: a ``STATE_DELTA`` carrying :attr:`ops`, a list of RFC 6902 operations."""
+
+    __slots__ = ("ops",)
+    __match_args__ = ("ops",)
+
+    def __init__(self, ops: list[Operation]) -> None:
+        self.ops = ops
+
+    def to_event(self) -> StateDeltaEvent:
+        """The ``STATE_DELTA`` event (an ``ag_ui.core`` model)."""
+        return StateDeltaEvent(delta=cast(Any, self.ops))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Delta):
+            return NotImplemented
+        return _json_eq_or_false(self.ops, other.ops)
+
+    __hash__ = None  # type: ignore[assignment]  # holds mutable operations
+
+    def __repr__(self) -> str:
+        return f"Delta({self.ops!r})"
+
+
+class Unchanged:
+    """Nothing moved since the last publish: send nothing."""
+
+    __slots__ = ()
+
+    def to_event(self) -> None:
+        """Always ``None``: there is no event to send."""
+        return None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Unchanged):
+            return NotImplemented
+        return True
+
+    def __hash__(self) -> int:
+        return hash(Unchanged)
+
+    def __repr__(self) -> str:
+        return "Unchanged()"
+
+
+StatePublish: TypeAlias = Snapshot | Delta | Unchanged
+"""What :meth:`StateManager.publish` decided: one of the three variants."""
+
+_MISSING: Any = object()
+
+
+class StateManager:
+    """Chooses snapshot or delta for each published state, against the last one sent.
+
+    Decision per :meth:`publish` (the seeds' algorithm): no baseline -> :class:`Snapshot`;
+    JSON-equal to the baseline -> :class:`Unchanged`; otherwise an RFC 6902 diff, sent as
+    :class:`Delta` when the compact JSON of the patch is strictly shorter (in bytes) than the
+    compact JSON of the new state, else :class:`Snapshot`. The baseline is a private copy, so
+    changing your object after publishing cannot change it; :meth:`reset` forgets it (after a
+    hand-made snapshot, or a reconnect).
+
+    >>> small = StateManager()
+    >>> small.publish({"a": 1})
+    Snapshot({'a': 1})
+    >>> small.publish({"b": 2})  # the patch would be longer than the state itself
+    Snapshot({'b': 2})
+    """
+
+    __slots__ = ("_baseline", "_bytes")
+
+    def __init__(self) -> None:
+        self._baseline: Any = _MISSING
+        self._bytes = b""  # compact JSON of the baseline, in its own key order
+
+    @property
+    def published(self) -> JSONValue | None:
+        """An independent copy of the last published state (``None`` before the first)."""
+        if self._baseline is _MISSING:
+            return None
+        return _clone(self._baseline)
+
+    def reset(self) -> None:
+        """Forget the last publish: the next :meth:`publish` is a :class:`Snapshot` again."""
+        self._baseline = _MISSING
+        self._bytes = b""
+
+    def publish(self, value: Any) -> StatePublish:
+        """Record ``value`` as the client's new state and say what to send for it.
+
+        ``value`` is a JSON value, a pydantic model or a dataclass (see :func:`encode_state`).
+        Raises :class:`PatchError` for NaN/infinity, non-string keys, objects that are not JSON
+        or nesting deeper than ``MAX_DEPTH``; the baseline is then left as it was.
+        """
+        state = encode_state(value)
+        try:
+            encoded = _dumps(state, sort=False)
+            if self._baseline is _MISSING:
+                return self._snapshot_fresh(state)
+            # Equal bytes mean equal JSON unless NaN hides behind a null; the baseline never
+            # holds NaN, so Python == (which is False for NaN) settles it.
+            if encoded == self._bytes and state == self._baseline:
+                return Unchanged()
+            ops, patched, patched_bytes = _diff_checked(
+                self._baseline, state, b_bytes=encoded, a_plain=True
+            )
+        except _Invalid as exc:
+            raise _value_error(exc, "the published state") from None
+        if not ops:
+            return Unchanged()  # the same JSON, keys in another order
+        self._baseline, self._bytes = patched, patched_bytes
+        if len(_dumps(ops, sort=False)) < len(encoded):
+            return Delta(ops)
+        return Snapshot(_clone(patched))
+
+    def _snapshot_fresh(self, state: Any) -> Snapshot:
+        baseline = _clone_checked(state)
+        self._baseline, self._bytes = baseline, _dumps(baseline, sort=False)
+        return Snapshot(_clone(baseline))
+
+
+# --- input and output state -----------------------------------------------------------------
+
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
+def _adapter(kind: Any) -> TypeAdapter[Any]:
+    try:
+        return _ADAPTERS[kind]
+    except KeyError:
+        adapter: TypeAdapter[Any] = TypeAdapter(kind)
+        _ADAPTERS[kind] = adapter
+        return adapter
+    except TypeError:  # an unhashable type form: build it each time
+        return TypeAdapter(kind)
+
+
+def _type_label(state_type: Any) -> str:
+    return getattr(state_type, "__qualname__", None) or repr(state_type)
+
+
+def decode_state(raw: Any, state_type: type[S]) -> S:
+    """``RunAgentInput.state`` as a ``state_type`` (pydantic model, dataclass, TypedDict, dict).
+
+    ``None`` or ``{}`` mean "no state yet" and give ``state_type()``; anything else is validated
+    with pydantic, and a value that does not fit raises :class:`StateDecodeError`
+    (``code == "SERIALIZATION"``).
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Counter:
+    ...     clicks: int = 0
+    >>> decode_state(None, Counter), decode_state({"clicks": 3}, Counter)
+    (Counter(clicks=0), Counter(clicks=3))
+    """
+    label = _type_label(state_type)
+    if raw is None or (isinstance(raw, dict) and not raw):
+        try:
+            return state_type()
+        except (TypeError, ValidationError) as exc:
+            raise StateDecodeError(
+                f"the client sent no state (null or {{}}), and {label}() cannot be built "
+                f"without arguments ({_first_line(exc)}); give every field of {label} a default"
+            ) from None
+    try:
+        adapter = _adapter(state_type)
+    except PydanticUserError as exc:  # includes "unable to generate a schema"
+        raise StateDecodeError(
+            f"{label} cannot be used as a state type: {_first_line(exc)}; use a pydantic model, "
+            "a dataclass, a TypedDict (typing_extensions before Python 3.12) or dict"
+        ) from None
+    try:
+        return cast(S, adapter.validate_python(raw))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"]) or "(the whole state)"
+        got = repr(error.get("input"))
+        if len(got) > 60:
+            got = got[:57] + "..."
+        raise StateDecodeError(
+            f"RunAgentInput.state does not fit {label}: field {field}: {error['msg']} "
+            f"(got {got}); send a state shaped like {label}, or null / {{}} for its defaults"
+        ) from None
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def encode_state(value: Any) -> JSONValue:
+    """A state as JSON: pydantic models and dataclasses are dumped (``mode="json"``, field names);
+    plain JSON values are returned as they are.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Board:
+    ...     tasks: list[str]
+    >>> encode_state(Board(tasks=["ship it"]))
+    {'tasks': ['ship it']}
+    """
+    if value is None or isinstance(value, (dict, list, tuple, str, int, float)):
+        return value
+    try:
+        if isinstance(value, BaseModel):
+            return value.model_dump(mode="json", by_alias=False)
+        # Dataclasses, TypedDict-shaped objects, and whatever else pydantic knows how to dump.
+        return _adapter(type(value)).dump_python(value, mode="json", by_alias=False)
+    except (PydanticSerializationError, PydanticUserError, ValueError, TypeError) as exc:
+        raise StateEncodeError(
+            f"cannot encode a {type(value).__name__} as JSON state: {_first_line(exc)}; "
+            "publish a pydantic model, a dataclass, or plain dicts/lists"
+        ) from None

@@ -1,0 +1,407 @@
+"""StateManager (snapshot / delta / unchanged), the variants' events, and input-state decoding."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+import pytest
+from ag_ui.core import StateDeltaEvent, StateSnapshotEvent
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, Field
+from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
+
+from agui_replay.errors import AguiReplayError, PatchError, StateDecodeError
+from agui_replay.events import to_wire
+from agui_replay.patch import MAX_DEPTH, apply_patch, compact_json, json_equal
+from agui_replay.state import (
+    Delta,
+    Snapshot,
+    StateEncodeError,
+    StateManager,
+    Unchanged,
+    decode_state,
+    encode_state,
+)
+
+# A smaller copy of test_patch's generators (test modules are not importable from each other).
+KEYS = st.sampled_from(["", "~", "/", "~1", "0", "é", "a"]) | st.text(max_size=3)
+TRAPS = st.sampled_from([0, 1, 0.0, -0.0, 1.0, True, False, None, "1", 2**64])
+JSON = st.recursive(
+    TRAPS | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(KEYS, children, max_size=5),
+    max_leaves=25,
+)
+
+
+def _retyped(value: Any) -> Any:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return bool(value) if value in (0, 1) else float(value) if abs(value) < 2**53 else value
+    if isinstance(value, float) and value.is_integer():
+        return -value if value == 0 else int(value)
+    return value
+
+
+@st.composite
+def _mutated(draw: st.DrawFn, value: Any) -> Any:
+    """``value`` with a few in-place edits: set, insert, remove, or a type-only change."""
+    value = copy.deepcopy(value)
+    for _ in range(draw(st.integers(1, 4))):
+        containers = [value] if isinstance(value, (dict, list)) else []
+        for node in containers:  # grows while iterating: a breadth-first walk
+            children = node.values() if isinstance(node, dict) else node
+            containers += [c for c in children if isinstance(c, (dict, list))]
+        if not containers:
+            return draw(JSON)
+        node = draw(st.sampled_from(containers))
+        action = draw(st.sampled_from(["set", "insert", "remove", "retype"]))
+        if isinstance(node, dict):
+            key = draw(st.sampled_from(sorted(node)) if node and action != "insert" else KEYS)
+            if action == "remove" and key in node:
+                del node[key]
+            elif action == "retype" and key in node:
+                node[key] = _retyped(node[key])
+            else:
+                node[key] = draw(JSON)
+        elif action == "insert" or not node:
+            node.insert(draw(st.integers(0, len(node))), draw(JSON))
+        else:
+            index = draw(st.integers(0, len(node) - 1))
+            if action == "remove":
+                node.pop(index)
+            elif action == "retype":
+                node[index] = _retyped(node[index])
+            else:
+                node[index] = draw(JSON)
+    return value
+
+
+NOTES = "the document the user is editing, at some length"
+
+# ------------------------------------------------------------------------- the seed's examples
+
+
+def test_seed_first_publish_is_a_snapshot_then_delta_then_unchanged() -> None:
+    states = StateManager()
+    first = states.publish({"step": 1, "notes": NOTES})
+    assert isinstance(first, Snapshot)
+    assert first == Snapshot({"step": 1, "notes": NOTES})
+    assert states.publish({"step": 2, "notes": NOTES}) == Delta(
+        [{"op": "replace", "path": "/step", "value": 2}]
+    )
+    assert states.publish({"step": 2, "notes": NOTES}) == Unchanged()
+
+
+def test_seed_small_document_replaced_whole_is_a_snapshot() -> None:
+    small = StateManager()
+    small.publish({"a": 1})
+    # patch [remove /a, add /b 2] is 56 bytes, the state {"b":2} is 7
+    assert small.publish({"b": 2}) == Snapshot({"b": 2})
+
+
+def test_first_publish_is_a_snapshot_whatever_its_size() -> None:
+    for value in [{}, [], None, 0, "x", {"big": NOTES * 100}]:
+        assert StateManager().publish(value) == Snapshot(value)
+
+
+def test_reset_forgets_the_baseline() -> None:
+    states = StateManager()
+    states.publish({"step": 1, "notes": NOTES})
+    states.reset()
+    assert states.published is None
+    assert states.publish({"step": 1, "notes": NOTES}) == Snapshot({"step": 1, "notes": NOTES})
+
+
+def test_size_rule_is_strictly_smaller() -> None:
+    patch = [{"op": "replace", "path": "/k", "value": 2}]
+    # pad an unchanged member until the new state is exactly as long as the patch
+    pad = "p" * (len(compact_json(patch)) - len(compact_json({"k": 2, "pad": ""})))
+    states = StateManager()
+    states.publish({"k": 1, "pad": pad})
+    assert len(compact_json(patch)) == len(compact_json({"k": 2, "pad": pad}))
+    assert states.publish({"k": 2, "pad": pad}) == Snapshot({"k": 2, "pad": pad})
+    # one more byte of unchanged state tips it to a delta
+    states = StateManager()
+    states.publish({"k": 1, "pad": pad + "p"})
+    assert states.publish({"k": 2, "pad": pad + "p"}) == Delta(patch)
+
+
+# ----------------------------------------------------------------------- JSON strictness, copies
+
+
+@pytest.mark.parametrize(
+    ("old", "new"), [(1, 1.0), (1, True), (0, False), (1.0, True), (0.0, -0.0), (None, False)]
+)
+def test_type_only_changes_are_never_unchanged(old: Any, new: Any) -> None:
+    for wrap in (
+        lambda v: v,
+        lambda v: {"v": v, "pad": NOTES},
+        lambda v: {"l": [v, 2], "p": NOTES},
+    ):
+        states = StateManager()
+        states.publish(wrap(old))
+        result = states.publish(wrap(new))
+        assert not isinstance(result, Unchanged), (old, new)
+        assert json_equal(states.published, wrap(new))
+        if isinstance(result, Delta):
+            assert json_equal(apply_patch(wrap(old), result.ops), wrap(new))
+
+
+def test_key_order_alone_is_unchanged() -> None:
+    states = StateManager()
+    states.publish({"a": 1, "b": [1, {"c": 2, "d": 3}]})
+    assert states.publish({"b": [1, {"d": 3, "c": 2}], "a": 1}) == Unchanged()
+
+
+def test_baseline_is_independent_of_the_callers_object() -> None:
+    doc = {"step": 1, "notes": [NOTES], "deep": {"x": [1]}}
+    states = StateManager()
+    first = states.publish(doc)
+    doc["deep"]["x"].append(2)  # mutate in place after publishing
+    doc["notes"].append("more")
+    assert states.published == {"step": 1, "notes": [NOTES], "deep": {"x": [1]}}
+    assert isinstance(first, Snapshot)
+    assert first.value == {"step": 1, "notes": [NOTES], "deep": {"x": [1]}}
+    result = states.publish(doc)
+    assert isinstance(result, Delta)
+    assert json_equal(apply_patch(first.value, result.ops), doc)
+    # mutating what publish returned, or what published gave, cannot reach the baseline
+    result.ops.clear()
+    states.published["deep"]["x"].clear()  # type: ignore[index]
+    assert states.publish(doc) == Unchanged()
+
+
+def test_delta_values_are_copies() -> None:
+    doc: dict[str, Any] = {"pad": NOTES, "items": []}
+    states = StateManager()
+    states.publish(doc)
+    doc["items"].append({"title": "a"})
+    result = states.publish(doc)
+    assert result == Delta([{"op": "add", "path": "/items/0", "value": {"title": "a"}}])
+    doc["items"][0]["title"] = "changed"
+    assert isinstance(result, Delta)
+    assert result.ops[0]["value"] == {"title": "a"}
+
+
+def test_unchanged_detects_in_place_mutation() -> None:
+    doc = {"items": [{"n": i} for i in range(50)]}
+    states = StateManager()
+    states.publish(doc)
+    doc["items"][17]["n"] = True  # was 17: also different from the baseline
+    assert states.publish(doc) == Delta([{"op": "replace", "path": "/items/17/n", "value": True}])
+    doc["items"][17]["n"] = 1  # True -> 1: == in Python, another JSON value
+    assert states.publish(doc) == Delta([{"op": "replace", "path": "/items/17/n", "value": 1}])
+    doc["items"][3:5] = [{"n": 3.0}, {"n": 4}]  # 3 -> 3.0 hidden inside an "equal" object
+    assert states.publish(doc) == Delta([{"op": "replace", "path": "/items/3/n", "value": 3.0}])
+
+
+def test_bad_values_raise_patch_error_and_keep_the_baseline() -> None:
+    states = StateManager()
+    states.publish({"a": 1, "pad": NOTES})
+    nested: Any = 1
+    for _ in range(MAX_DEPTH + 5):
+        nested = [nested]
+    for bad, reason in [
+        ({"a": float("nan"), "pad": NOTES}, "NaN"),
+        ({"a": [float("inf")], "pad": NOTES}, "inf"),
+        ({"a": {1: 2}, "pad": NOTES}, "JSON keys are strings"),
+        ({"a": object(), "pad": NOTES}, "object is not a JSON value"),
+        ({"a": nested, "pad": NOTES}, f"MAX_DEPTH={MAX_DEPTH}"),
+    ]:
+        with pytest.raises(PatchError, match=reason):
+            states.publish(bad)
+    assert states.published == {"a": 1, "pad": NOTES}
+    for bad in [float("nan"), {"a": float("nan")}, [nested]]:
+        with pytest.raises(PatchError):
+            StateManager().publish(bad)
+
+
+def test_nan_behind_an_equal_null_is_refused() -> None:
+    states = StateManager()
+    states.publish({"a": None, "pad": NOTES})
+    with pytest.raises(PatchError, match="NaN"):
+        states.publish({"a": float("nan"), "pad": NOTES})  # same bytes as the baseline
+
+
+# ------------------------------------------------------------------------- typed states, events
+
+
+class Doc(BaseModel):
+    step: int = 0
+    notes: list[str] = Field(default_factory=list)
+    label: str = Field(default="x", alias="Label")
+
+
+@dataclasses.dataclass
+class Board:
+    tasks: list[str] = dataclasses.field(default_factory=list)
+
+
+def test_publish_accepts_pydantic_models_and_dataclasses() -> None:
+    states = StateManager()
+    assert states.publish(Doc(step=1, notes=[NOTES])) == Snapshot(
+        {"step": 1, "notes": [NOTES], "label": "x"}  # field names, not aliases
+    )
+    assert states.publish(Doc(step=2, notes=[NOTES])) == Delta(
+        [{"op": "replace", "path": "/step", "value": 2}]
+    )
+    boards = StateManager()
+    assert boards.publish(Board()) == Snapshot({"tasks": []})
+    assert boards.publish(Board(tasks=["ship it"])) == Snapshot({"tasks": ["ship it"]})
+
+
+def test_encode_state() -> None:
+    plain = {"a": [1]}
+    assert encode_state(plain) is plain
+    assert encode_state(Board(tasks=["t"])) == {"tasks": ["t"]}
+    assert encode_state(Doc(Label="y")) == {"step": 0, "notes": [], "label": "y"}
+    with pytest.raises(StateEncodeError) as info:
+        encode_state(object())
+    assert info.value.code == "SERIALIZATION"
+    assert isinstance(info.value, AguiReplayError)
+
+
+def test_to_event_gives_the_state_events() -> None:
+    snapshot = Snapshot({"a": [1, None]}).to_event()
+    assert isinstance(snapshot, StateSnapshotEvent)
+    assert to_wire(snapshot) == {"type": "STATE_SNAPSHOT", "snapshot": {"a": [1, None]}}
+    ops = [
+        {"op": "replace", "path": "/a", "value": None},
+        {"op": "move", "from": "/b", "path": "/c"},
+        {"op": "add", "path": "/d", "value": 1.0},
+    ]
+    delta = Delta(ops).to_event()
+    assert isinstance(delta, StateDeltaEvent)
+    assert to_wire(delta) == {"type": "STATE_DELTA", "delta": ops}
+    assert Unchanged().to_event() is None
+
+
+def test_variant_equality_is_json_strict() -> None:
+    assert Snapshot(1) != Snapshot(True)
+    assert Snapshot(1) != Snapshot(1.0)
+    assert Snapshot({"a": 1, "b": 2}) == Snapshot({"b": 2, "a": 1})
+    assert Delta([{"op": "add", "path": "/a", "value": 1}]) != Delta(
+        [{"op": "add", "path": "/a", "value": True}]
+    )
+    assert Unchanged() == Unchanged()
+    assert Snapshot(None) != Unchanged()
+    assert Snapshot([]) != Delta([])
+    assert repr(Delta([])) == "Delta([])"
+
+
+def test_variants_support_match() -> None:
+    match StateManager().publish({"a": 1}):
+        case Snapshot(value):
+            assert value == {"a": 1}
+        case _:
+            pytest.fail("expected a snapshot")
+
+
+# ----------------------------------------------------------------------------------- decode_state
+
+
+class Counter(BaseModel):
+    clicks: int = 0
+
+
+@dataclasses.dataclass
+class DataCounter:
+    clicks: int = 0
+
+
+class DictCounter(TypedDict, total=False):
+    clicks: int
+
+
+class Required(BaseModel):
+    name: str
+
+
+@pytest.mark.parametrize("state_type", [Counter, DataCounter, DictCounter, dict])
+@pytest.mark.parametrize("raw", [None, {}])
+def test_no_state_gives_the_default(state_type: Any, raw: Any) -> None:
+    assert decode_state(raw, state_type) == state_type()
+
+
+@pytest.mark.parametrize(
+    ("state_type", "expected"),
+    [
+        (Counter, Counter(clicks=3)),
+        (DataCounter, DataCounter(clicks=3)),
+        (DictCounter, {"clicks": 3}),
+    ],
+)
+def test_a_fitting_state_decodes(state_type: Any, expected: Any) -> None:
+    assert decode_state({"clicks": 3}, state_type) == expected
+
+
+@pytest.mark.parametrize("state_type", [Counter, DataCounter, DictCounter])
+def test_a_state_that_does_not_fit_is_a_serialization_error(state_type: Any) -> None:
+    with pytest.raises(StateDecodeError) as info:
+        decode_state({"clicks": "three"}, state_type)
+    error = info.value
+    assert error.code == "SERIALIZATION"
+    message = str(error)
+    assert state_type.__name__ in message
+    assert "clicks" in message
+    assert "'three'" in message
+    assert "null / {} for its defaults" in message
+
+
+def test_nested_field_is_named() -> None:
+    class Outer(BaseModel):
+        inner: Counter = Field(default_factory=Counter)
+
+    with pytest.raises(StateDecodeError, match=r"field inner\.clicks"):
+        decode_state({"inner": {"clicks": [1]}}, Outer)
+    with pytest.raises(StateDecodeError, match="field"):
+        decode_state([1, 2], Outer)
+
+
+def test_a_type_pydantic_cannot_handle_is_a_clear_error() -> None:
+    class Opaque:
+        def __init__(self, clicks: int = 0) -> None:
+            self.clicks = clicks
+
+    with pytest.raises(StateDecodeError, match="Opaque cannot be used as a state type"):
+        decode_state({"clicks": 1}, Opaque)
+
+
+def test_a_type_without_defaults_says_how_to_fix() -> None:
+    with pytest.raises(StateDecodeError, match="give every field of Required a default"):
+        decode_state(None, Required)
+    assert decode_state({"name": "n"}, Required) == Required(name="n")
+
+
+# -------------------------------------------------------------------------------------- property
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), start=JSON)
+def test_property_published_sequence_replays_to_the_last_state(
+    data: st.DataObject, start: Any
+) -> None:
+    states = StateManager()
+    client: Any = None
+    current = start
+    for step in range(data.draw(st.integers(1, 6))):
+        if step:
+            current = data.draw(_mutated(current) | JSON)
+        sent = copy.deepcopy(current)
+        result = states.publish(current)
+        match result:
+            case Snapshot(value):
+                client = value
+            case Delta(ops):
+                assert ops
+                assert len(compact_json(ops)) < len(compact_json(current))
+                client = apply_patch(client, ops)
+            case Unchanged():
+                assert step > 0
+        assert json_equal(client, current), (result, client, current)
+        assert json_equal(states.published, current)
+        assert json_equal(current, sent)  # publish never touches the caller's value
