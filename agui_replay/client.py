@@ -1,0 +1,764 @@
+"""The client-side view of a stream: fold AG-UI events into state, messages and interrupts.
+
+:class:`Session` applies events the way the reference TypeScript client (``defaultApplyEvents``
+in ``@ag-ui/client`` 1.0) does, so a test can assert on what a real front end would show:
+
+>>> session = apply_events([
+...     {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+...     {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+...     {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Hel"},
+...     {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "lo"},
+...     {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+...     {"type": "STATE_SNAPSHOT", "snapshot": {"count": 1}},
+...     {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/count", "value": 2}]},
+...     {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+... ])
+>>> session.messages
+[{'id': 'm1', 'role': 'assistant', 'content': 'Hello'}]
+>>> session.state
+{'count': 2}
+
+Messages are wire-shaped dicts (camelCase), exactly as the reference client holds them.
+Events are verified in ``client`` mode first (see :mod:`agui_replay.verify`); an event that
+breaks an ordering rule raises :class:`~agui_replay.errors.ProtocolViolation` and is not applied.
+Problems the reference client only logs (a STATE_DELTA that does not apply, an id nobody opened
+when verification is off) are kept in :attr:`Session.errors` and :attr:`Session.warnings`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
+
+import orjson
+from ag_ui.core import BaseEvent
+
+from .errors import AguiReplayError, EventDecodeError, PatchError
+from .events import CHUNK_TYPES, EventLike, parse_event, to_wire
+from .patch import apply_patch
+from .state import encode_state
+from .verify import ChunkExpander, Verifier
+
+__all__ = ["EventPatchError", "Session", "apply_events"]
+
+Mode = Literal["client", "strict"]
+
+# The metadata key under which the reference client reads which activity types a
+# MESSAGES_SNAPSHOT speaks for (activity-history.ts in @ag-ui/client).
+_ACTIVITY_HISTORY_KEY = "@ag-ui/client"
+
+
+class EventPatchError(PatchError):
+    """A STATE_DELTA or ACTIVITY_DELTA whose JSON Patch did not apply.
+
+    Recorded on :attr:`Session.errors` rather than raised, as the reference client only warns;
+    ``index`` is the event's position in the stream, ``event_type`` its type, and
+    ``op_index`` / ``op`` / ``path`` come from the underlying :class:`PatchError`.
+    """
+
+    def __init__(self, message: str, *, event_type: str, index: int, cause: PatchError) -> None:
+        super().__init__(message)
+        self.event_type = event_type
+        self.index = index
+        self.op_index = cause.op_index
+        self.op = cause.op
+        self.path = cause.path
+        self.cause = cause
+
+
+def _json_copy(value: Any) -> Any:
+    """An independent copy of a JSON value; orjson is ~10x faster than deepcopy when it fits."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    try:
+        return orjson.loads(orjson.dumps(value))
+    except (TypeError, orjson.JSONEncodeError):
+        # Non-string keys, >64-bit integers or nesting deeper than orjson allows.
+        return copy.deepcopy(value)
+
+
+def _plain(value: Any) -> Any:
+    """An ``ag_ui.core`` message model as its wire dict; a dict is copied."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(by_alias=True, mode="json", exclude_none=True)
+    return _json_copy(value)
+
+
+def _merge_metadata(target: dict[str, Any] | None, event: Mapping[str, Any]) -> None:
+    """Fold an event's metadata into a message or tool call, key by key, last write winning."""
+    incoming = event.get("metadata")
+    if target is None or incoming is None:
+        return
+    existing = target.get("metadata")
+    merged = dict(existing) if isinstance(existing, dict) else {}
+    if isinstance(incoming, Mapping):
+        merged.update(_json_copy(dict(incoming)))
+    target["metadata"] = merged
+
+
+def _without_null_subagent(item: Any) -> Any:
+    """The reference client treats ``subagentRunId: null`` as absent and never stores it."""
+    if isinstance(item, dict) and "subagentRunId" in item and item["subagentRunId"] is None:
+        item = dict(item)
+        del item["subagentRunId"]
+    return item
+
+
+class _Pending:
+    """Streamed text not yet joined into its message (or tool-call arguments).
+
+    Appending to a string held in a dict copies it every time, so 100,000 deltas into one
+    message would be quadratic; the parts are kept here and joined once, when read.
+    """
+
+    __slots__ = ("key", "parts", "target")
+
+    def __init__(self, target: dict[str, Any], key: str) -> None:
+        self.target = target
+        self.key = key
+        self.parts: list[str] = []
+
+    def flush(self) -> None:
+        base = self.target.get(self.key)
+        if not isinstance(base, str):
+            base = ""
+        self.target[self.key] = base + "".join(self.parts)
+        self.parts = []
+
+
+class Session:
+    """Folds an AG-UI event stream into ``state``, ``messages`` and ``pending_interrupts``.
+
+    ``state`` and ``messages`` give the starting point (what the client sent in
+    ``RunAgentInput``); both are copied. ``verify`` checks every event against the ordering rules
+    in ``mode`` (``"client"``: what the reference client accepts; ``"strict"``: the stricter rules
+    of the server verifier) before it is applied. Events may be wire dicts or ``ag_ui.core``
+    models, chunk events included.
+
+    The attributes are live views: read them, do not mutate them.
+    """
+
+    def __init__(
+        self,
+        *,
+        state: Any = None,
+        messages: Iterable[Any] | None = None,
+        verify: bool = True,
+        mode: Mode = "client",
+    ) -> None:
+        self._state: Any = _json_copy(encode_state(state))
+        self._messages: list[dict[str, Any]] = [
+            _plain(m) for m in (messages if messages is not None else ())
+        ]
+        self._by_id: dict[str, dict[str, Any]] = {}
+        # tool call id -> (first message holding it, the tool call dict)
+        self._calls: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._reindex()
+        self._pending: dict[int, _Pending] = {}
+        self._verifier: Verifier | None = Verifier(mode) if verify else None
+        # The verifier expands chunks itself; this one serves only when verification is off.
+        self._expander = ChunkExpander(track_starts=False)
+        self._count = 0
+        self._run_tool_calls: dict[str, None] = {}
+        self._answered: set[str] = set()
+
+        self.pending_interrupts: list[dict[str, Any]] = []
+        """The interrupts of the last RUN_FINISHED with an ``interrupt`` outcome (wire dicts)."""
+        self.pending_tool_call_ids: list[str] = []
+        """After RUN_FINISHED: the tool calls the run started but did not answer (or the ids its
+        success outcome named), i.e. the calls a client must execute."""
+        self.errors: list[AguiReplayError] = []
+        """Failures recorded without raising, e.g. an :class:`EventPatchError` per failed delta."""
+        self.warnings: list[str] = []
+        """What the reference client would ``console.warn`` about (unknown ids and the like)."""
+        self.needs_resync = False
+        """True after a STATE_DELTA failed to apply, until the next STATE_SNAPSHOT."""
+        self.run_id: str | None = None
+        self.thread_id: str | None = None
+        self.run_error: dict[str, Any] | None = None
+        """The RUN_ERROR event that ended the current run, if one did."""
+        self.result: Any = None
+        """The ``result`` of the last RUN_FINISHED."""
+
+    # -- public views ---------------------------------------------------------------------
+
+    @property
+    def state(self) -> Any:
+        """The current state (a new object after every snapshot or delta, never mutated)."""
+        return self._state
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation as the reference client holds it: a list of wire-shaped dicts."""
+        self._flush_all()
+        return self._messages
+
+    @property
+    def events_applied(self) -> int:
+        """How many events were fed, refused ones included (the next event's index)."""
+        return self._count
+
+    def message(self, message_id: str) -> dict[str, Any] | None:
+        """The first message with this id, or ``None``."""
+        self._flush_all()
+        return self._by_id.get(message_id)
+
+    # -- feeding --------------------------------------------------------------------------
+
+    def apply(self, event: EventLike) -> None:
+        """Verify (unless disabled) and apply one event.
+
+        Raises :class:`~agui_replay.errors.ProtocolViolation` when the event breaks an ordering
+        rule, :class:`~agui_replay.errors.EventDecodeError` when it is not a valid event.
+        """
+        index = self._count
+        wire: Mapping[str, Any]
+        if isinstance(event, BaseEvent):
+            wire = to_wire(event)
+        elif isinstance(event, Mapping):
+            wire = event
+        else:
+            raise EventDecodeError(
+                f"an event must be a JSON object or an ag_ui.core event, "
+                f"got {type(event).__name__}",
+                index=index,
+            )
+        # A refused event still takes its index, as in the verifier.
+        self._count = index + 1
+        if self._verifier is not None:
+            expanded = self._verifier.feed_expanded(wire)
+        else:
+            expanded = self._expander.feed(wire)
+        for item in expanded:
+            self._apply_one(item, index)
+
+    def apply_all(self, events: Iterable[EventLike]) -> Session:
+        """Apply every event in order; returns the session for chaining."""
+        apply = self.apply
+        for event in events:
+            apply(event)
+        return self
+
+    def finish(self) -> Session:
+        """Declare the stream over: close chunk streams left open and run end-of-stream checks.
+
+        In ``strict`` mode a stream without RUN_FINISHED / RUN_ERROR raises
+        :class:`~agui_replay.errors.ProtocolViolation` here.
+        """
+        if self._verifier is not None:
+            # Its expander's pending END changes nothing a session holds: text is joined on read.
+            self._verifier.finish()
+        else:
+            for item in self._expander.close():
+                self._apply_one(item, self._count)
+        return self
+
+    # -- application ----------------------------------------------------------------------
+
+    def _apply_one(self, event: Mapping[str, Any], index: int) -> None:
+        kind = event.get("type")
+        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
+        if handler is None:
+            if kind in CHUNK_TYPES:
+                raise EventDecodeError(
+                    f"{kind} reached the applier unexpanded", index=index, event_type=str(kind)
+                )
+            # parse_event explains what is wrong with the type (unknown, THINKING_*, missing).
+            parse_event(event, index=index)
+            return
+        try:
+            handler(self, event, index)
+        except (KeyError, TypeError, AttributeError) as exc:
+            # Only malformed events get here; let the model say which field is wrong.
+            parse_event(event, index=index)
+            raise EventDecodeError(
+                f"{kind}: cannot be applied ({type(exc).__name__}: {exc})",
+                index=index,
+                event_type=str(kind),
+            ) from None
+
+    def _warn(self, index: int, kind: str, text: str) -> None:
+        self.warnings.append(f"{kind} #{index}: {text}")
+
+    def _reindex(self) -> None:
+        """Rebuild the id lookups; ``find`` in the reference client returns the first match."""
+        by_id: dict[str, dict[str, Any]] = {}
+        calls: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+        for message in self._messages:
+            mid = message.get("id")
+            if isinstance(mid, str) and mid not in by_id:
+                by_id[mid] = message
+            tool_calls = message.get("toolCalls")
+            if isinstance(tool_calls, list):
+                for call in tool_calls:
+                    cid = call.get("id") if isinstance(call, dict) else None
+                    if isinstance(cid, str) and cid not in calls:
+                        calls[cid] = (message, call)
+        self._by_id = by_id
+        self._calls = calls
+
+    def _flush_all(self) -> None:
+        if self._pending:
+            for pending in self._pending.values():
+                pending.flush()
+            self._pending.clear()
+
+    def _flush(self, target: dict[str, Any]) -> None:
+        pending = self._pending.pop(id(target), None)
+        if pending is not None:
+            pending.flush()
+
+    def _append_text(self, target: dict[str, Any], key: str, delta: Any) -> None:
+        if delta.__class__ is not str:
+            raise TypeError(f"delta must be a string, got {type(delta).__name__}")
+        pending = self._pending.get(id(target))
+        if pending is None:
+            pending = self._pending[id(target)] = _Pending(target, key)
+        pending.parts.append(delta)
+
+    def _push(self, message: dict[str, Any]) -> None:
+        self._messages.append(message)
+        mid = message.get("id")
+        if isinstance(mid, str):
+            self._by_id.setdefault(mid, message)
+
+    # text messages
+
+    def _text_start(self, event: Mapping[str, Any], index: int) -> None:
+        mid = event["messageId"]
+        existing = self._by_id.get(mid)
+        if existing is not None and existing.get("role") == "activity":
+            self._warn(index, "TEXT_MESSAGE_START", f"message {mid!r} is an activity message")
+            return
+        target = existing
+        if target is None:
+            target = {"id": mid, "role": event.get("role") or "assistant", "content": ""}
+            if event.get("name") is not None:
+                target["name"] = event["name"]
+            if event.get("subagentRunId") is not None:
+                target["subagentRunId"] = event["subagentRunId"]
+            self._push(target)
+        _merge_metadata(target, event)
+
+    def _content(self, event: Mapping[str, Any], index: int) -> None:
+        mid = event["messageId"]
+        delta = event["delta"]
+        target = self._by_id.get(mid)
+        if target is None or target.get("role") == "activity":
+            kind = str(event["type"])
+            what = "no message" if target is None else "an activity message"
+            self._warn(index, kind, f"{what} with id {mid!r}; ignored")
+            return
+        self._append_text(target, "content", delta)
+        if "metadata" in event:
+            _merge_metadata(target, event)
+
+    def _message_end(self, event: Mapping[str, Any], index: int) -> None:
+        mid = event["messageId"]
+        target = self._by_id.get(mid)
+        if target is None or target.get("role") == "activity":
+            kind = str(event["type"])
+            what = "no message" if target is None else "an activity message"
+            self._warn(index, kind, f"{what} with id {mid!r}; ignored")
+            return
+        self._flush(target)
+        _merge_metadata(target, event)
+
+    # tool calls
+
+    def _tool_start(self, event: Mapping[str, Any], index: int) -> None:
+        call_id = event["toolCallId"]
+        name = event["toolCallName"]
+        parent_id = event.get("parentMessageId")
+        self._run_tool_calls[call_id] = None
+        found = self._calls.get(call_id)
+        if found is not None:
+            # Idempotent, as in the reference: a replayed START updates rather than duplicates.
+            call = found[1]
+            function = call.get("function")
+            if isinstance(function, dict) and function.get("name") != name:
+                self._warn(index, "TOOL_CALL_START", f"tool call {call_id!r} renamed to {name!r}")
+                function["name"] = name
+            _merge_metadata(call, event)
+            return
+        owner: dict[str, Any] | None = None
+        created = False
+        if parent_id:
+            existing = self._by_id.get(parent_id)
+            if existing is not None and existing.get("role") == "assistant":
+                owner = existing
+            else:
+                if existing is not None:
+                    self._warn(
+                        index,
+                        "TOOL_CALL_START",
+                        f"parentMessageId {parent_id!r} is a {existing.get('role')!r} message, "
+                        f"not assistant; the call gets its own message {call_id!r}",
+                    )
+                owner = {
+                    "id": call_id if existing is not None else parent_id,
+                    "role": "assistant",
+                    "toolCalls": [],
+                }
+                created = True
+        else:
+            owner = {"id": call_id, "role": "assistant", "toolCalls": []}
+            created = True
+        if created:
+            self._push(owner)
+            if event.get("subagentRunId") is not None:
+                owner.setdefault("subagentRunId", event["subagentRunId"])
+        tool_calls = owner.get("toolCalls")
+        if not isinstance(tool_calls, list):
+            tool_calls = owner["toolCalls"] = []
+        call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+        tool_calls.append(call)
+        self._calls[call_id] = (owner, call)
+        _merge_metadata(call, event)
+
+    def _tool_args(self, event: Mapping[str, Any], index: int) -> None:
+        call_id = event["toolCallId"]
+        delta = event["delta"]
+        found = self._calls.get(call_id)
+        if found is None:
+            self._warn(index, "TOOL_CALL_ARGS", f"no tool call with id {call_id!r}; ignored")
+            return
+        call = found[1]
+        self._append_text(call["function"], "arguments", delta)
+        if "metadata" in event:
+            _merge_metadata(call, event)
+
+    def _tool_end(self, event: Mapping[str, Any], index: int) -> None:
+        call_id = event["toolCallId"]
+        found = self._calls.get(call_id)
+        if found is None:
+            self._warn(index, "TOOL_CALL_END", f"no tool call with id {call_id!r}; ignored")
+            return
+        function = found[1].get("function")
+        if isinstance(function, dict):
+            self._flush(function)
+        _merge_metadata(found[1], event)
+
+    def _owner_of(self, call_id: str) -> dict[str, Any] | None:
+        """The first *assistant* message holding the call (TOOL_CALL_RESULT's rule)."""
+        found = self._calls.get(call_id)
+        if found is None:
+            return None
+        if found[0].get("role") == "assistant":
+            return found[0]
+        for message in self._messages:
+            calls = message.get("toolCalls")
+            if (
+                message.get("role") == "assistant"
+                and isinstance(calls, list)
+                and any(isinstance(c, dict) and c.get("id") == call_id for c in calls)
+            ):
+                return message
+        return None
+
+    def _tool_result(self, event: Mapping[str, Any], index: int) -> None:
+        call_id = event["toolCallId"]
+        mid = event["messageId"]
+        self._answered.add(call_id)
+        message: dict[str, Any] = {
+            "id": mid,
+            "toolCallId": call_id,
+            "role": event.get("role") or "tool",
+            "content": _json_copy(event["content"]),
+        }
+        if event.get("subagentRunId") is not None:
+            message["subagentRunId"] = event["subagentRunId"]
+        _merge_metadata(message, event)
+        owner = self._owner_of(call_id)
+        messages = self._messages
+        if owner is None:
+            self._push(message)
+            return
+        # The owner is usually recent: search from the end, by identity.
+        at = len(messages) - 1
+        while messages[at] is not owner:
+            at -= 1
+        at += 1
+        # Results of parallel calls keep their order behind the same assistant message.
+        while at < len(messages) and messages[at].get("role") == "tool":
+            at += 1
+        messages.insert(at, message)
+        if mid in self._by_id:
+            self._reindex()  # the new message may now be the first with its id
+        else:
+            self._by_id[mid] = message
+
+    # state
+
+    def _state_snapshot(self, event: Mapping[str, Any], index: int) -> None:
+        self._state = _json_copy(event["snapshot"])
+        self.needs_resync = False
+
+    def _state_delta(self, event: Mapping[str, Any], index: int) -> None:
+        ops = event["delta"]
+        try:
+            self._state = apply_patch(self._state, ops)
+        except PatchError as exc:
+            self.needs_resync = True
+            self.errors.append(
+                EventPatchError(
+                    f"STATE_DELTA #{index} did not apply, the previous state is kept until the "
+                    f"next STATE_SNAPSHOT: {exc}",
+                    event_type="STATE_DELTA",
+                    index=index,
+                    cause=exc,
+                )
+            )
+
+    # messages snapshot
+
+    def _messages_snapshot(self, event: Mapping[str, Any], index: int) -> None:
+        self._flush_all()
+        incoming = [_without_null_subagent(m) for m in _json_copy(list(event["messages"]))]
+        by_id: dict[Any, dict[str, Any]] = {}
+        for m in incoming:
+            by_id[m.get("id")] = m  # a later duplicate wins, as with JS `new Map(...)`
+        owned = _authoritative_activity_types(event)
+        has_activity = any(m.get("role") == "activity" for m in incoming)
+        has_reasoning = any(m.get("role") == "reasoning" for m in incoming)
+
+        def keep_client_only(m: dict[str, Any]) -> bool:
+            role = m.get("role")
+            if role == "activity":
+                if isinstance(owned, list):
+                    return m.get("activityType") not in owned
+                return owned is _ABSENT and not has_activity
+            return role == "reasoning" and not has_reasoning
+
+        kept = [
+            by_id.get(m.get("id"), m)
+            for m in self._messages
+            if m.get("id") in by_id or keep_client_only(m)
+        ]
+        present = {m.get("id") for m in kept}
+        # `present` is not updated in the loop, as in the reference: a snapshot that repeats a
+        # new id appends every copy.
+        for m in incoming:
+            if m.get("id") not in present:
+                kept.append(m)
+        self._messages = kept
+        self._reindex()
+
+    # reasoning
+
+    def _reasoning_message_start(self, event: Mapping[str, Any], index: int) -> None:
+        mid = event["messageId"]
+        existing = self._by_id.get(mid)
+        if existing is not None and existing.get("role") == "activity":
+            self._warn(index, "REASONING_MESSAGE_START", f"message {mid!r} is an activity message")
+            return
+        target = existing
+        if target is None:
+            target = {"id": mid, "role": "reasoning", "content": ""}
+            if event.get("subagentRunId") is not None:
+                target["subagentRunId"] = event["subagentRunId"]
+            self._push(target)
+        _merge_metadata(target, event)
+
+    def _encrypted_value(self, event: Mapping[str, Any], index: int) -> None:
+        entity = event["entityId"]
+        value = event["encryptedValue"]
+        if event["subtype"] == "tool-call":
+            owner = self._owner_of(entity)
+            if owner is not None:
+                for call in owner.get("toolCalls") or ():
+                    if isinstance(call, dict) and call.get("id") == entity:
+                        call["encryptedValue"] = value
+                        return
+            self._warn(index, "REASONING_ENCRYPTED_VALUE", f"no tool call with id {entity!r}")
+        else:
+            message = self._by_id.get(entity)
+            if message is not None and message.get("role") != "activity":
+                message["encryptedValue"] = value
+            else:
+                self._warn(index, "REASONING_ENCRYPTED_VALUE", f"no message with id {entity!r}")
+
+    # activity
+
+    def _activity_snapshot(self, event: Mapping[str, Any], index: int) -> None:
+        mid = event["messageId"]
+        activity_type = event["activityType"]
+        content = _json_copy(event["content"])
+        subagent = event.get("subagentRunId")
+        replace = event.get("replace")
+        replace = True if replace is None else bool(replace)
+        existing = self._by_id.get(mid)
+        target: dict[str, Any] | None = None
+        if existing is None:
+            target = {"id": mid, "role": "activity", "activityType": activity_type}
+            target["content"] = content
+            if subagent is not None:
+                target["subagentRunId"] = subagent
+            self._push(target)
+        elif existing.get("role") == "activity":
+            target = existing
+            if replace:
+                # A replacing snapshot re-mints the activity: it takes the event's owner too.
+                existing["activityType"] = activity_type
+                existing["content"] = content
+                if subagent is None:
+                    existing.pop("subagentRunId", None)
+                else:
+                    existing["subagentRunId"] = subagent
+        elif replace:
+            target = {"id": mid, "role": "activity", "activityType": activity_type}
+            target["content"] = content
+            if subagent is not None:
+                target["subagentRunId"] = subagent
+            self._flush(existing)
+            at = next(i for i, m in enumerate(self._messages) if m is existing)
+            self._messages[at] = target
+            self._reindex()
+        _merge_metadata(target, event)
+
+    def _activity_delta(self, event: Mapping[str, Any], index: int) -> None:
+        mid = event["messageId"]
+        existing = self._by_id.get(mid)
+        if existing is None:
+            return
+        if existing.get("role") != "activity":
+            self._warn(index, "ACTIVITY_DELTA", f"message {mid!r} is not an activity message")
+            return
+        _merge_metadata(existing, event)
+        base = existing.get("content")
+        try:
+            content = apply_patch({} if base is None else base, event.get("patch") or [])
+        except PatchError as exc:
+            self.errors.append(
+                EventPatchError(
+                    f"ACTIVITY_DELTA #{index} for {mid!r} did not apply, content kept: {exc}",
+                    event_type="ACTIVITY_DELTA",
+                    index=index,
+                    cause=exc,
+                )
+            )
+            return
+        existing["content"] = content
+        existing["activityType"] = event["activityType"]
+
+    # runs
+
+    def _run_started(self, event: Mapping[str, Any], index: int) -> None:
+        self.run_id = event.get("runId")
+        self.thread_id = event.get("threadId")
+        self.pending_interrupts = []
+        self.pending_tool_call_ids = []
+        self.run_error = None
+        self._run_tool_calls = {}
+        self._answered = set()
+        run_input = event.get("input")
+        if isinstance(run_input, Mapping):
+            for message in run_input.get("messages") or ():
+                if isinstance(message, Mapping) and message.get("id") not in self._by_id:
+                    self._push(_without_null_subagent(_json_copy(dict(message))))
+
+    def _run_finished(self, event: Mapping[str, Any], index: int) -> None:
+        outcome = event.get("outcome")
+        outcome_type = outcome.get("type") if isinstance(outcome, Mapping) else None
+        self.result = _json_copy(event.get("result"))
+        if outcome_type == "interrupt":
+            assert isinstance(outcome, Mapping)
+            self.pending_interrupts = [
+                _without_null_subagent(i) for i in _json_copy(list(outcome["interrupts"]))
+            ]
+        else:
+            self.pending_interrupts = []
+        named = outcome.get("pendingToolCallIds") if isinstance(outcome, Mapping) else None
+        if outcome_type in (None, "success") and named:
+            self.pending_tool_call_ids = list(named)
+        elif outcome_type in (None, "success"):
+            self.pending_tool_call_ids = [
+                c for c in self._run_tool_calls if c not in self._answered
+            ]
+        else:
+            self.pending_tool_call_ids = []
+
+    def _run_error(self, event: Mapping[str, Any], index: int) -> None:
+        self.run_error = _json_copy(dict(event))
+
+    def _nothing(self, event: Mapping[str, Any], index: int) -> None:
+        """Steps, reasoning blocks, subagents, CUSTOM and RAW change no client state."""
+
+
+_ABSENT: Any = object()
+
+
+def _authoritative_activity_types(event: Mapping[str, Any]) -> Any:
+    """Which activity types a MESSAGES_SNAPSHOT declares complete (``activity-history.ts``).
+
+    ``_ABSENT``: no declaration (infer from the snapshot); ``None``: all types; a list: those.
+    """
+    metadata = event.get("metadata")
+    if not isinstance(metadata, Mapping) or _ACTIVITY_HISTORY_KEY not in metadata:
+        return _ABSENT
+    value = metadata[_ACTIVITY_HISTORY_KEY]
+    if not isinstance(value, Mapping):
+        return []
+    if "authoritativeActivityTypes" not in value:
+        return _ABSENT
+    types = value["authoritativeActivityTypes"]
+    if types is None:
+        return None
+    if isinstance(types, list) and all(isinstance(t, str) for t in types):
+        return types
+    return []
+
+
+_Handler = Callable[[Session, Mapping[str, Any], int], None]
+
+_HANDLERS: dict[str, _Handler] = {
+    "TEXT_MESSAGE_START": Session._text_start,
+    "TEXT_MESSAGE_CONTENT": Session._content,
+    "TEXT_MESSAGE_END": Session._message_end,
+    "TOOL_CALL_START": Session._tool_start,
+    "TOOL_CALL_ARGS": Session._tool_args,
+    "TOOL_CALL_END": Session._tool_end,
+    "TOOL_CALL_RESULT": Session._tool_result,
+    "STATE_SNAPSHOT": Session._state_snapshot,
+    "STATE_DELTA": Session._state_delta,
+    "MESSAGES_SNAPSHOT": Session._messages_snapshot,
+    "ACTIVITY_SNAPSHOT": Session._activity_snapshot,
+    "ACTIVITY_DELTA": Session._activity_delta,
+    "REASONING_MESSAGE_START": Session._reasoning_message_start,
+    "REASONING_MESSAGE_CONTENT": Session._content,
+    "REASONING_MESSAGE_END": Session._message_end,
+    "REASONING_ENCRYPTED_VALUE": Session._encrypted_value,
+    "RUN_STARTED": Session._run_started,
+    "RUN_FINISHED": Session._run_finished,
+    "RUN_ERROR": Session._run_error,
+    "STEP_STARTED": Session._nothing,
+    "STEP_FINISHED": Session._nothing,
+    "REASONING_START": Session._nothing,
+    "REASONING_END": Session._nothing,
+    "SUBAGENT_STARTED": Session._nothing,
+    "SUBAGENT_FINISHED": Session._nothing,
+    "SUBAGENT_ERROR": Session._nothing,
+    "CUSTOM": Session._nothing,
+    "RAW": Session._nothing,
+}
+
+
+def apply_events(
+    events: Iterable[EventLike],
+    *,
+    state: Any = None,
+    messages: Iterable[Any] | None = None,
+    verify: bool = True,
+    mode: Mode = "client",
+) -> Session:
+    """Apply a whole stream to a new :class:`Session` and close it (see :meth:`Session.finish`).
+
+    >>> apply_events([{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+    ...               {"type": "STATE_SNAPSHOT", "snapshot": [1]},
+    ...               {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}]).state
+    [1]
+    """
+    session = Session(state=state, messages=messages, verify=verify, mode=mode)
+    return session.apply_all(events).finish()
