@@ -276,8 +276,8 @@ def _first_line(exc: Exception) -> str:
 
 
 def encode_state(value: Any) -> JSONValue:
-    """A state as JSON: pydantic models and dataclasses are dumped (``mode="json"``, field names);
-    plain JSON values are returned as they are.
+    """A state as JSON: pydantic models and dataclasses are dumped (``mode="json"``, by alias, so
+    that :func:`decode_state` reads back what was published); plain JSON values pass through.
 
     >>> from dataclasses import dataclass
     >>> @dataclass
@@ -290,9 +290,9 @@ def encode_state(value: Any) -> JSONValue:
         return value
     try:
         if isinstance(value, BaseModel):
-            return value.model_dump(mode="json", by_alias=False)
+            return value.model_dump(mode="json", by_alias=True)
         # Dataclasses, TypedDict-shaped objects, and whatever else pydantic knows how to dump.
-        return _adapter(type(value)).dump_python(value, mode="json", by_alias=False)
+        return _adapter(type(value)).dump_python(value, mode="json", by_alias=True)
     except (PydanticSerializationError, PydanticUserError, ValueError, TypeError) as exc:
         raise StateEncodeError(
             f"cannot encode a {type(value).__name__} as JSON state: {_first_line(exc)}; "

@@ -244,7 +244,7 @@ class Board:
 def test_publish_accepts_pydantic_models_and_dataclasses() -> None:
     states = StateManager()
     assert states.publish(Doc(step=1, notes=[NOTES])) == Snapshot(
-        {"step": 1, "notes": [NOTES], "label": "x"}  # field names, not aliases
+        {"step": 1, "notes": [NOTES], "Label": "x"}  # aliases: what decode_state reads back
     )
     assert states.publish(Doc(step=2, notes=[NOTES])) == Delta(
         [{"op": "replace", "path": "/step", "value": 2}]
@@ -258,7 +258,7 @@ def test_encode_state() -> None:
     plain = {"a": [1]}
     assert encode_state(plain) is plain
     assert encode_state(Board(tasks=["t"])) == {"tasks": ["t"]}
-    assert encode_state(Doc(Label="y")) == {"step": 0, "notes": [], "label": "y"}
+    assert encode_state(Doc(Label="y")) == {"step": 0, "notes": [], "Label": "y"}
     with pytest.raises(StateEncodeError) as info:
         encode_state(object())
     assert info.value.code == "SERIALIZATION"
@@ -405,3 +405,16 @@ def test_property_published_sequence_replays_to_the_last_state(
         assert json_equal(client, current), (result, client, current)
         assert json_equal(states.published, current)
         assert json_equal(current, sent)  # publish never touches the caller's value
+
+
+def test_encode_then_decode_keeps_fields_of_a_camel_case_model() -> None:
+    from pydantic import ConfigDict
+    from pydantic.alias_generators import to_camel
+
+    class Board(BaseModel):
+        model_config = ConfigDict(alias_generator=to_camel)
+        next_id: int = 0
+
+    encoded = encode_state(Board(nextId=3))
+    assert encoded == {"nextId": 3}
+    assert decode_state(encoded, Board).next_id == 3
