@@ -1,0 +1,65 @@
+"""A Python AG-UI server toolkit: the run context, handles, run driver and ASGI endpoint.
+
+The Python counterpart of the Rust ``ag_ui::server`` module that seeds 000 (shared state) and
+001 (text streaming) describe, method for method::
+
+    from agui_replay.server import RunContext, run_input
+
+    ctx, events = RunContext.new(run_input("t", "r"))
+    with ctx.assistant_message() as message:
+        for word in ["Hello", ", ", "world"]:
+            message.delta(word)
+    assert len(events.drain()) == 5
+
+Serve an agent with :func:`agui_app`, run it in tests with :func:`run_agent_sync`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .cancel import CancellationToken, RunCancelled
+from .context import InvalidInputError, RunContext, run_input
+from .driver import Agent, UsageError, run_agent, run_agent_sync
+from .handles import HandleClosedError, MessageHandle, ReasoningHandle, StepGuard, ToolCallHandle
+from .ids import MessageId, ToolCallId
+from .outcome import Interrupt, Interrupted, RunOutcome, Success
+from .sink import EventReceiver
+
+if TYPE_CHECKING:
+    from .asgi import AguiEndpoint, agui_app
+
+__all__ = [
+    "Agent",
+    "AguiEndpoint",
+    "CancellationToken",
+    "EventReceiver",
+    "HandleClosedError",
+    "Interrupt",
+    "Interrupted",
+    "InvalidInputError",
+    "MessageHandle",
+    "MessageId",
+    "ReasoningHandle",
+    "RunCancelled",
+    "RunContext",
+    "RunOutcome",
+    "StepGuard",
+    "Success",
+    "ToolCallHandle",
+    "ToolCallId",
+    "UsageError",
+    "agui_app",
+    "run_agent",
+    "run_agent_sync",
+    "run_input",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # The HTTP endpoint needs starlette (the `server` extra); the rest of the toolkit does not.
+    if name in ("agui_app", "AguiEndpoint"):
+        from . import asgi
+
+        return getattr(asgi, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
