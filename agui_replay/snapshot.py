@@ -1,0 +1,309 @@
+"""Snapshot assertions on event streams, as a syrupy extension.
+
+``assert events == snapshot(extension_class=AGUISnapshotExtension)`` stores the stream in
+``__snapshots__/<test file>/<test name>.agui.jsonl``, one event per line (JSON Lines: line
+``n + 1`` holds event ``#n``), so a changed event shows as a changed line in review. Before
+it is stored the stream is normalized (:func:`agui_replay.normalize.normalize_events`: random
+ids become run-id-derived ids, timestamps go), keys are sorted with ``type`` first, and
+syrupy's ``exclude`` / ``include`` / ``matcher`` apply, with paths that start at the event
+index (``path_type({"3.delta": (str,)})``). ``pytest --snapshot-update`` writes and prunes these
+files like any syrupy snapshot.
+
+A failing comparison starts with a line naming the first differing event and field, followed by
+syrupy's usual line diff.
+
+Variants (each a subclass; :func:`agui_extension` builds any combination):
+
+* :class:`AGUISnapshotExtension` -- every event, normalized;
+* :class:`AGUIFoldedSnapshotExtension` -- the deltas of one message / tool call / reasoning
+  message are folded into their first content event (``TEXT_MESSAGE_CONTENT`` with the whole
+  text), so the snapshot reads compactly and does not change when only the chunking does.
+
+Seam for the pytest plugin: the ``agui_snapshot`` fixture is
+``use_agui_extension(snapshot)`` (the plugin owns the fixture; this module never imports pytest
+itself, but syrupy does, so keep it out of ``agui_replay/__init__``).
+
+>>> ext = AGUIFoldedSnapshotExtension()
+>>> print(ext.serialize([
+...     {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "Hel"},
+...     {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "lo"}]), end="")
+{"type": "TEXT_MESSAGE_CONTENT", "delta": "Hello", "messageId": "run-msg-1"}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+from .assertions import explain_stream_diff
+from .events import to_wire
+from .normalize import NormalizedStream, TimestampMode, normalize_events
+
+if TYPE_CHECKING:
+    from syrupy.assertion import SnapshotAssertion
+    from syrupy.types import (
+        PropertyFilter,
+        PropertyMatcher,
+        PropertyPath,
+        SerializableData,
+        SerializedData,
+    )
+
+__all__ = [
+    "AGUIFoldedSnapshotExtension",
+    "AGUISnapshotExtension",
+    "agui_extension",
+    "fold_deltas",
+    "serialize_events",
+    "use_agui_extension",
+    "volatile",
+]
+
+VOLATILE = "<volatile>"
+
+# content event type -> the field that names its message / call, and the event that closes it
+_CONTENT: dict[str, tuple[str, str]] = {
+    "TEXT_MESSAGE_CONTENT": ("messageId", "TEXT_MESSAGE_END"),
+    "TOOL_CALL_ARGS": ("toolCallId", "TOOL_CALL_END"),
+    "REASONING_MESSAGE_CONTENT": ("messageId", "REASONING_MESSAGE_END"),
+}
+_CHUNK_ID: dict[str, str] = {
+    "TEXT_MESSAGE_CHUNK": "messageId",
+    "TOOL_CALL_CHUNK": "toolCallId",
+    "REASONING_MESSAGE_CHUNK": "messageId",
+}
+_CLOSERS: dict[str, str] = {closer: field for field, closer in _CONTENT.values()}
+
+
+def fold_deltas(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fold each message's (tool call's, reasoning message's) deltas into its first content event.
+
+    Content events of one id, up to that id's END, become one event at the position of the
+    first, with the deltas joined (its other fields are the first event's). Consecutive
+    ``*_CHUNK`` events that continue one stream fold the same way. Returns new dicts.
+    """
+    out: list[dict[str, Any]] = []
+    open_content: dict[tuple[str, str], dict[str, Any]] = {}
+    last_chunk: dict[str, Any] | None = None
+    for event in events:
+        kind = event.get("type")
+        if kind in _CONTENT:
+            key = (str(kind), str(event.get(_CONTENT[str(kind)][0])))
+            folded = open_content.get(key)
+            if folded is not None and isinstance(event.get("delta"), str):
+                folded["delta"] = str(folded.get("delta", "")) + event["delta"]
+                continue
+            folded = dict(event)
+            open_content[key] = folded
+            out.append(folded)
+            last_chunk = None
+            continue
+        if kind in _CHUNK_ID:
+            field = _CHUNK_ID[str(kind)]
+            ident = event.get(field)
+            if (
+                last_chunk is not None
+                and last_chunk.get("type") == kind
+                and (ident is None or ident == last_chunk.get(field))
+                and isinstance(event.get("delta"), str)
+            ):
+                last_chunk["delta"] = str(last_chunk.get("delta") or "") + event["delta"]
+                continue
+            last_chunk = dict(event)
+            out.append(last_chunk)
+            continue
+        last_chunk = None
+        if kind in _CLOSERS:
+            for content_kind, (field, closer) in _CONTENT.items():
+                if closer == kind:
+                    open_content.pop((content_kind, str(event.get(field))), None)
+        out.append(dict(event))
+    return out
+
+
+def volatile(*fields: str, placeholder: str = VOLATILE) -> PropertyMatcher:
+    """A syrupy matcher that replaces the values of ``fields`` (any depth) by a placeholder.
+
+    ``assert events == agui_snapshot(matcher=volatile("threadId", "result"))``
+    """
+    names = frozenset(fields)
+
+    def matcher(*, data: SerializableData, path: PropertyPath) -> SerializableData | None:
+        if path and path[-1][0] in names:
+            return placeholder
+        return data
+
+    return matcher
+
+
+def _as_events(data: Any) -> list[dict[str, Any]]:
+    if isinstance(data, NormalizedStream):
+        return list(data.events)
+    events = getattr(data, "events", None)  # a Cassette, or anything holding a stream
+    if events is not None and not isinstance(data, (list, tuple)):
+        data = events
+    if not isinstance(data, (list, tuple)):
+        raise TypeError(
+            f"an AG-UI snapshot takes a list of events, got {type(data).__name__}; "
+            "pass the events list (e.g. agui.run(...)) or use the default `snapshot` fixture"
+        )
+    return [to_wire(e) for e in data]
+
+
+def _walk(
+    value: Any,
+    path: PropertyPath,
+    exclude: PropertyFilter | None,
+    include: PropertyFilter | None,
+    matcher: PropertyMatcher | None,
+) -> Any:
+    if matcher is not None:
+        value = matcher(data=value, path=path)
+    if isinstance(value, dict):
+        keys = (["type"] if "type" in value else []) + sorted(k for k in value if k != "type")
+        out: dict[str, Any] = {}
+        for key in keys:
+            if exclude is not None and exclude(prop=key, path=path):
+                continue
+            if include is not None and not include(prop=key, path=path):
+                continue
+            item = value[key]
+            out[str(key)] = _walk(item, (*path, (key, type(item))), exclude, include, matcher)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [
+            _walk(item, (*path, (i, type(item))), exclude, include, matcher)
+            for i, item in enumerate(value)
+        ]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return repr(value)  # a matcher's placeholder object, say: shown, never crashes
+
+
+def serialize_events(
+    events: Sequence[dict[str, Any]],
+    *,
+    exclude: PropertyFilter | None = None,
+    include: PropertyFilter | None = None,
+    matcher: PropertyMatcher | None = None,
+) -> str:
+    """JSON Lines: one event per line, keys sorted with ``type`` first."""
+    lines = []
+    for i, event in enumerate(events):
+        shown = _walk(event, ((i, type(event)),), exclude, include, matcher)
+        lines.append(json.dumps(shown, ensure_ascii=False, separators=(", ", ": "), default=repr))
+    return "".join(line + "\n" for line in lines)
+
+
+class AGUISnapshotExtension(SingleFileSnapshotExtension):
+    """Event streams as ``.agui.jsonl`` snapshot files, one event per line."""
+
+    file_extension = "agui.jsonl"
+    _write_mode = WriteMode.TEXT
+
+    normalize: ClassVar[bool] = True
+    """Rename random ids and drop timestamps before storing (see :mod:`agui_replay.normalize`)."""
+    fold: ClassVar[bool] = False
+    """Fold deltas per message (see :func:`fold_deltas`)."""
+    run_id: ClassVar[str | None] = None
+    timestamps: ClassVar[TimestampMode] = "remove"
+
+    _plain_diff: bool = False
+
+    def serialize(
+        self,
+        data: SerializableData,
+        *,
+        exclude: PropertyFilter | None = None,
+        include: PropertyFilter | None = None,
+        matcher: PropertyMatcher | None = None,
+    ) -> SerializedData:
+        events = _as_events(data)
+        if self.normalize:
+            events = normalize_events(events, run_id=self.run_id, timestamps=self.timestamps)
+        if self.fold:
+            events = fold_deltas(events)
+        return serialize_events(events, exclude=exclude, include=include, matcher=matcher)
+
+    def diff_snapshots(
+        self, serialized_data: SerializedData, snapshot_data: SerializedData
+    ) -> SerializedData:
+        # snapshot(diff=...) stores this text: keep the event header out of it.
+        self._plain_diff = True
+        try:
+            return super().diff_snapshots(serialized_data, snapshot_data)
+        finally:
+            self._plain_diff = False
+
+    def diff_lines(
+        self, serialized_data: SerializedData, snapshot_data: SerializedData
+    ) -> Iterator[str]:
+        if not self._plain_diff:
+            yield from _event_header(str(snapshot_data), str(serialized_data))
+        yield from super().diff_lines(serialized_data, snapshot_data)
+
+
+class AGUIFoldedSnapshotExtension(AGUISnapshotExtension):
+    """Like :class:`AGUISnapshotExtension`, with each message's deltas folded into one event."""
+
+    fold = True
+
+
+def _event_header(snapshot_text: str, received_text: str) -> Iterator[str]:
+    try:
+        stored = [json.loads(line) for line in snapshot_text.splitlines() if line.strip()]
+        received = [json.loads(line) for line in received_text.splitlines() if line.strip()]
+    except ValueError:
+        return  # a hand-edited or foreign file: the plain line diff still says it all
+    if not stored:
+        return
+    explanation = explain_stream_diff(
+        stored, received, left_name="snapshot", right_name="received", context=0
+    )
+    # The summary and the changed fields; syrupy's own diff below shows the lines themselves.
+    for line in explanation:
+        yield line
+        if " event(s) differ; " in line:
+            return
+
+
+_VARIANTS: dict[tuple[bool, bool, str | None, str], type[AGUISnapshotExtension]] = {}
+
+
+def agui_extension(
+    *,
+    fold: bool = False,
+    normalize: bool = True,
+    run_id: str | None = None,
+    timestamps: TimestampMode = "remove",
+) -> type[AGUISnapshotExtension]:
+    """The extension class for these options (one class per combination, reused)."""
+    key = (fold, normalize, run_id, timestamps)
+    if key not in _VARIANTS:
+        base = AGUIFoldedSnapshotExtension if fold else AGUISnapshotExtension
+        if (normalize, run_id, timestamps) == (True, None, "remove"):
+            _VARIANTS[key] = base
+        else:
+            _VARIANTS[key] = type(
+                f"{base.__name__}Custom",
+                (base,),
+                {"normalize": normalize, "run_id": run_id, "timestamps": timestamps},
+            )
+    return _VARIANTS[key]
+
+
+def use_agui_extension(
+    snapshot: SnapshotAssertion,
+    *,
+    fold: bool = False,
+    normalize: bool = True,
+    run_id: str | None = None,
+    timestamps: TimestampMode = "remove",
+) -> SnapshotAssertion:
+    """``snapshot`` (syrupy's fixture value) storing event streams; the ``agui_snapshot`` body."""
+    return snapshot.use_extension(
+        agui_extension(fold=fold, normalize=normalize, run_id=run_id, timestamps=timestamps)
+    )
