@@ -294,3 +294,38 @@ def test_scrubber_headers_and_values() -> None:
     assert s.value({"key-1": ["azure-2 org-3", 5, None]}) == {
         SCRUBBED: [f"{SCRUBBED} {SCRUBBED}", 5, None]
     }
+
+
+class _Pieces(httpx2.SyncByteStream):
+    """A response body that arrives in exactly these network reads."""
+
+    def __init__(self, pieces: list[bytes]) -> None:
+        self.pieces = pieces
+
+    def __iter__(self) -> Any:
+        yield from self.pieces
+
+
+def test_a_secret_cut_by_a_network_read_boundary_is_still_scrubbed() -> None:
+    key = "sk-live-not-a-pattern-0123456789"  # learned from the Authorization header
+    body = f'data: {{"echo": "{key}"}}\n\n'.encode()
+    cut = body.index(b"0123")  # the read boundary falls inside the key
+
+    def upstream(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(
+            200,
+            headers={"content-type": "text/event-stream"},
+            stream=_Pieces([body[:cut], body[cut:]]),
+        )
+
+    recorder = Recorder()
+    client = httpx2.Client(transport=recorder.transport(httpx2.MockTransport(upstream)))
+    with client.stream(
+        "POST", "http://upstream.test/v1/x", headers={"Authorization": f"Bearer {key}"}, json={}
+    ) as response:
+        received = b"".join(response.iter_raw())
+    assert received == body  # the agent still gets the real bytes
+    chunks = [c.data for c in recorder.interactions[0].response.chunks]
+    assert len(chunks) == 2
+    assert key not in "".join(chunks)
+    assert "<scrubbed>" in chunks[0]

@@ -16,6 +16,7 @@ bytes for the next chunk (the stored text is always valid).
 from __future__ import annotations
 
 import codecs
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
@@ -32,6 +33,7 @@ from agui_replay.providers.interaction import (
     RecordedResponse,
     parse_body,
 )
+from agui_replay.scrub import scrub_sequence
 
 if TYPE_CHECKING:
     import httpx
@@ -105,6 +107,16 @@ class Scrubber:
             return {self.text(str(k)): self.value(v) for k, v in value.items()}
         return value
 
+    def stream(self, pieces: list[str]) -> list[str]:
+        """Scrub the pieces of one stream as one text, so that a secret split between two
+        network reads is still found; the pieces keep their count (chunk boundaries survive)."""
+        with self._lock:
+            secrets = sorted(self._secrets, key=len, reverse=True)
+        if not secrets:
+            return pieces
+        regex = re.compile("|".join(re.escape(secret) for secret in secrets))
+        return scrub_sequence(pieces, [regex], self.marker)
+
     def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
         self.learn(headers)
         out = {}
@@ -148,6 +160,12 @@ class _Capture:
         resp = self.interaction.response
         if tail:
             resp.chunks.append(Chunk(round(time.monotonic() - self.started, 6), tail))
+        # Each read was scrubbed on arrival; a secret cut in two by a read boundary is only
+        # visible in the whole stream.
+        for chunk, data in zip(
+            resp.chunks, self.recorder.scrubber.stream([c.data for c in resp.chunks]), strict=True
+        ):
+            chunk.data = data
         if "event-stream" not in resp.headers.get("content-type", ""):
             # not streamed: keep the body, parsed when JSON
             resp.body = self.recorder.scrubber.value(parse_body(b"".join(self._raw)))
