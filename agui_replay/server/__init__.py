@@ -24,6 +24,17 @@ from .driver import Agent, UsageError, run_agent, run_agent_sync
 from .handles import HandleClosedError, MessageHandle, ReasoningHandle, StepGuard, ToolCallHandle
 from .ids import MessageId, ToolCallId
 from .outcome import Interrupt, Interrupted, RunOutcome, Success
+from .predictive import (
+    ConfirmationRequiredError,
+    ConfirmationStore,
+    InMemoryConfirmations,
+    PartialJSON,
+    PendingConfirmation,
+    PredictState,
+    PredictStateError,
+    ResumedToolCall,
+    StateFromArgument,
+)
 from .sink import EventReceiver
 
 if TYPE_CHECKING:
@@ -33,17 +44,26 @@ __all__ = [
     "Agent",
     "AguiEndpoint",
     "CancellationToken",
+    "ConfirmationRequiredError",
+    "ConfirmationStore",
     "EventReceiver",
     "HandleClosedError",
+    "InMemoryConfirmations",
     "Interrupt",
     "Interrupted",
     "InvalidInputError",
     "MessageHandle",
     "MessageId",
+    "PartialJSON",
+    "PendingConfirmation",
+    "PredictState",
+    "PredictStateError",
     "ReasoningHandle",
+    "ResumedToolCall",
     "RunCancelled",
     "RunContext",
     "RunOutcome",
+    "StateFromArgument",
     "StepGuard",
     "Success",
     "ToolCallHandle",

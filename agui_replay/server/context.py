@@ -40,6 +40,7 @@ from .cancel import CancellationToken
 from .handles import MessageHandle, ReasoningHandle, StepGuard, ToolCallHandle, _Block
 from .ids import MessageId, RunIds, ToolCallId
 from .outcome import Interrupted
+from .predictive import PredictState, ResumedToolCall, predictions_for, resumed_tool_call
 from .runstate import RunState, StateAccess
 from .sink import EventReceiver, EventSink
 
@@ -144,6 +145,7 @@ class RunContext(StateAccess[S]):
         *,
         state_type: Any,
         sink: EventSink,
+        predict_state: PredictState | None = None,
     ) -> None:
         self._input = input
         self._run_state: RunState[S] = RunState(state, state_type)
@@ -151,6 +153,8 @@ class RunContext(StateAccess[S]):
         self._ids = RunIds(input.run_id)
         self._block: _Block[S] | None = None
         self._steps: list[StepGuard[S]] = []
+        self._predict_state = predict_state
+        self._resumed_interrupts: set[str] = set()
 
     # -- the harness ----------------------------------------------------------------------
 
@@ -162,6 +166,8 @@ class RunContext(StateAccess[S]):
         state_type: type[T],
         *,
         cancellation: CancellationToken | None = None,
+        predict_state: PredictState | Mapping[str, Any] | None = None,
+        require_confirmation: bool | None = None,
     ) -> tuple[RunContext[T], EventReceiver]: ...
 
     @overload
@@ -172,6 +178,8 @@ class RunContext(StateAccess[S]):
         state_type: None = None,
         *,
         cancellation: CancellationToken | None = None,
+        predict_state: PredictState | Mapping[str, Any] | None = None,
+        require_confirmation: bool | None = None,
     ) -> tuple[RunContext[dict[str, Any]], EventReceiver]: ...
 
     @classmethod
@@ -181,13 +189,18 @@ class RunContext(StateAccess[S]):
         state_type: Any = None,
         *,
         cancellation: CancellationToken | None = None,
+        predict_state: PredictState | Mapping[str, Any] | None = None,
+        require_confirmation: bool | None = None,
     ) -> tuple[RunContext[Any], EventReceiver]:
         """A context and the receiving end of its events, for unit tests.
 
         Emits no ``RUN_STARTED``. Raises :class:`~agui_replay.errors.StateDecodeError` (code
         ``SERIALIZATION``) when ``input.state`` does not fit ``state_type``; ``null`` and ``{}``
-        give the type's default. ``state_type`` defaults to ``dict``.
+        give the type's default. ``state_type`` defaults to ``dict``. ``predict_state`` and
+        ``require_confirmation`` turn on predictive state (see
+        :mod:`agui_replay.server.predictive`).
         """
+        config = PredictState.coerce(predict_state, require_confirmation=require_confirmation)
         model = coerce_input(input)
         kind = dict if state_type is None else state_type
         state = decode_state(model.state, kind)
@@ -195,7 +208,8 @@ class RunContext(StateAccess[S]):
             verifier=Verifier("strict", assume_running=True),
             token=cancellation if cancellation is not None else CancellationToken(),
         )
-        return cls(model, state, state_type=kind, sink=sink), EventReceiver(sink)
+        ctx = cls(model, state, state_type=kind, sink=sink, predict_state=config)
+        return ctx, EventReceiver(sink)
 
     # -- the request ----------------------------------------------------------------------
 
@@ -261,6 +275,20 @@ class RunContext(StateAccess[S]):
     def is_resume(self) -> bool:
         """Whether this request answers interrupts."""
         return bool(self._input.resume)
+
+    @property
+    def predict_state(self) -> PredictState | None:
+        """The run's predictive-state configuration (``None``: off)."""
+        return self._predict_state
+
+    def resumed_tool_call(self, name: str | None = None) -> ResumedToolCall[S] | None:
+        """Open again the next tool call a previous run paused on for confirmation and this
+        run answers (``None`` when there is none left); ``name`` picks calls to one tool.
+
+        ``call.approved`` says what the human decided; a rejected call has already restored
+        the state it predicted. See :mod:`agui_replay.server.predictive`.
+        """
+        return resumed_tool_call(self, name)
 
     # -- cancellation ---------------------------------------------------------------------
 
@@ -467,6 +495,7 @@ class RunContext(StateAccess[S]):
     ) -> ToolCallHandle[S]:
         # The result's message id is taken now, so ids follow the order calls opened in.
         handle = ToolCallHandle(self, id, name, self.new_message_id(), parent_message_id)
+        handle._prediction = predictions_for(self._predict_state, handle)
         handle._open()
         self._take(handle)
         return handle

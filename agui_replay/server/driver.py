@@ -51,6 +51,7 @@ from ..verify import Verifier
 from .cancel import CancellationToken, RunCancelled
 from .context import RunContext, coerce_input
 from .outcome import Interrupted, Success
+from .predictive import PredictState
 from .sink import EventSink
 
 __all__ = ["Agent", "UsageError", "error_code", "run_agent", "run_agent_sync"]
@@ -113,6 +114,18 @@ def _is_async(fn: Callable[..., Any]) -> bool:
     return call is not None and inspect.iscoroutinefunction(call)
 
 
+def _predict_state(
+    agent: Any, predict_state: Any, require_confirmation: bool | None
+) -> PredictState | None:
+    """The call's configuration, else the agent's ``predict_state`` / ``require_confirmation``
+    attributes (as ``state_type``)."""
+    value = predict_state if predict_state is not None else getattr(agent, "predict_state", None)
+    if require_confirmation is None:
+        declared = getattr(agent, "require_confirmation", None)
+        require_confirmation = declared if isinstance(declared, bool) else None
+    return PredictState.coerce(value, require_confirmation=require_confirmation)
+
+
 def _state_type(agent: Any, state_type: Any) -> Any:
     if state_type is not None:
         return state_type
@@ -129,9 +142,11 @@ class _Run:
         state_type: Any,
         token: CancellationToken,
         on_push: Callable[[], None] | None = None,
+        predict_state: PredictState | None = None,
     ) -> None:
         self.input = input
         self.state_type = state_type
+        self.predict_state = predict_state
         self.sink = EventSink(verifier=Verifier("strict"), token=token, on_push=on_push)
 
     def start(self) -> RunContext[Any] | None:
@@ -149,7 +164,13 @@ class _Run:
             # The agent never runs on a state it cannot read; the client learns why.
             self._terminal(RunErrorEvent(message=str(error), code="SERIALIZATION"))
             return None
-        return RunContext(self.input, state, state_type=self.state_type, sink=self.sink)
+        return RunContext(
+            self.input,
+            state,
+            state_type=self.state_type,
+            sink=self.sink,
+            predict_state=self.predict_state,
+        )
 
     def finish(self, ctx: RunContext[Any], result: Any, error: BaseException | None) -> None:
         """Close what the agent left open, then the terminal event."""
@@ -217,13 +238,18 @@ async def run_agent(
     *,
     state_type: Any = None,
     cancellation: CancellationToken | None = None,
+    predict_state: PredictState | Mapping[str, Any] | None = None,
+    require_confirmation: bool | None = None,
 ) -> AsyncGenerator[BaseEvent, None]:
     """Run ``agent`` and yield its events as they are emitted, ending with the terminal event.
 
-    ``state_type`` defaults to the agent's ``state_type`` attribute, else ``dict``. Closing the
-    iterator early (a client that went away) cancels the run.
+    ``state_type`` defaults to the agent's ``state_type`` attribute, else ``dict``;
+    ``predict_state`` and ``require_confirmation`` to the agent's attributes of those names
+    (see :mod:`agui_replay.server.predictive`). Closing the iterator early (a client that went
+    away) cancels the run.
     """
     fn = _entry_point(agent)
+    predictive = _predict_state(agent, predict_state, require_confirmation)
     token = cancellation if cancellation is not None else CancellationToken()
     loop = asyncio.get_running_loop()
     loop_thread = threading.get_ident()
@@ -235,7 +261,13 @@ async def run_agent(
         else:
             loop.call_soon_threadsafe(ready.set)
 
-    run = _Run(coerce_input(input), _state_type(agent, state_type), token, on_push=wake)
+    run = _Run(
+        coerce_input(input),
+        _state_type(agent, state_type),
+        token,
+        on_push=wake,
+        predict_state=predictive,
+    )
     ctx = run.start()
     if ctx is None:
         for event in run.sink.drain():
@@ -304,8 +336,11 @@ def run_agent_sync(
     *,
     state_type: Any = None,
     cancellation: CancellationToken | None = None,
+    predict_state: PredictState | Mapping[str, Any] | None = None,
+    require_confirmation: bool | None = None,
 ) -> list[BaseEvent]:
-    """Run ``agent`` to completion and return every event.
+    """Run ``agent`` to completion and return every event (``predict_state`` and
+    ``require_confirmation`` as in :func:`run_agent`).
 
     A sync agent runs in the calling thread; an async one on a private event loop (so this must
     not be called from inside a running loop — use :func:`run_agent` there).
@@ -314,7 +349,8 @@ def run_agent_sync(
     if _is_async(fn) and _loop_running():
         raise UsageError(_IN_LOOP)
     token = cancellation if cancellation is not None else CancellationToken()
-    run = _Run(coerce_input(input), _state_type(agent, state_type), token)
+    predictive = _predict_state(agent, predict_state, require_confirmation)
+    run = _Run(coerce_input(input), _state_type(agent, state_type), token, predict_state=predictive)
     ctx = run.start()
     if ctx is None:
         return run.sink.drain()

@@ -51,6 +51,7 @@ from .sink import EventSink
 if TYPE_CHECKING:
     from .context import RunContext
     from .outcome import Interrupted
+    from .predictive import CallPrediction
 
 __all__ = [
     "HandleClosedError",
@@ -301,6 +302,8 @@ class ToolCallHandle(_Block[S]):
         self._result_message_id = result_message_id
         self._args: list[str] = []
         self._result_sent = False
+        # Set by the run context when predict_state maps this tool (see predictive.py).
+        self._prediction: CallPrediction | None = None
 
     def describe(self) -> str:
         return f'tool call "{self._id}" ({self.name})'
@@ -334,6 +337,8 @@ class ToolCallHandle(_Block[S]):
         sink = self._live("args()")
         sink.emit(ToolCallArgsEvent(tool_call_id=str(self._id), delta=fragment))
         self._args.append(fragment)
+        if self._prediction is not None:
+            self._prediction.feed(fragment)
 
     def args_json(self, value: Any) -> None:
         """Serialize ``value`` (dict, list, pydantic model, dataclass) as the arguments."""
@@ -355,8 +360,14 @@ class ToolCallHandle(_Block[S]):
         )
 
     def result(self, content: str) -> MessageId:
-        """End the call and report its result; returns the tool message's id."""
+        """End the call and report its result; returns the tool message's id.
+
+        A call that predicts state publishes its final state (a ``STATE_SNAPSHOT``) first.
+        """
         self._live("result()")
+        if self._prediction is not None:
+            self._prediction.guard_result()
+            self._prediction.commit()
         self._result_sent = True
         self._finish()
         self._ctx._sink.emit(
@@ -372,6 +383,50 @@ class ToolCallHandle(_Block[S]):
     def result_json(self, value: Any) -> MessageId:
         """Serialize ``value`` as the call's result."""
         return self.result(_compact_json(value))
+
+    def end(self) -> None:
+        """End the call unanswered (``TOOL_CALL_END``); a call that predicts state (and needs
+        no confirmation) publishes its final state first."""
+        prediction = self._prediction
+        if prediction is not None and not self._ended and prediction.commits_on_end():
+            try:
+                prediction.commit()
+            except Exception:
+                self.close_quietly()  # the call still ends on the wire
+                raise
+        self._finish()
+
+    def discard_prediction(self) -> None:
+        """Undo the state this call predicted (the tool failed): a ``STATE_SNAPSHOT`` puts
+        back what the client had before, and ``result()`` then publishes no final state.
+        Does nothing for a call that predicts no state."""
+        self._live("discard_prediction()")
+        if self._prediction is not None:
+            self._prediction.discard()
+
+    def request_confirmation(
+        self, message: str | None = None, *, response_schema: Any = None
+    ) -> Interrupted:
+        """Pause before the tool runs: end the call unanswered and return the outcome
+        (``RUN_FINISHED`` with a ``tool_call`` interrupt) for the agent to return.
+
+        The next run answers in ``RunAgentInput.resume``; ``ctx.resumed_tool_call()`` opens
+        the call again there. See :mod:`agui_replay.server.predictive`.
+        """
+        from .predictive import request_confirmation
+
+        return request_confirmation(self, message, response_schema=response_schema)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc is None and not self._ended:
+            self.end()  # the clean way out publishes the predicted final state
+            return
+        super().__exit__(exc_type, exc, tb)
 
     def _close_events(self) -> list[BaseEvent]:
         return [ToolCallEndEvent(tool_call_id=str(self._id))]
