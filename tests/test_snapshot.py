@@ -69,7 +69,10 @@ TEST_AGENT = textwrap.dedent(
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    # Under `pytest -n 2` this variable is inherited by the inner run, and syrupy then treats
+    # the inner run as an xdist worker and skips its unused-snapshot report.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_agent=TEST_AGENT)
     return pytester
