@@ -1,9 +1,500 @@
 """The pytest plugin (entry point ``pytest11: agui_replay``).
 
 Only this module (and ``agui_replay.providers.fixtures``, which it re-exports) imports pytest;
-``import agui_replay`` never does.
+``import agui_replay`` never does. The engine is :mod:`agui_replay.recording`; this module
+wires it into pytest: options, markers, fixtures, the network guard around replaying tests,
+failure output and the session summary. The user guide is ``docs/plugin.md``.
+
+Precedence of every per-test setting (record mode, upstream): the ``@pytest.mark.agui(...)``
+marker, then the command line, then the conftest fixture (``agui_record_mode``,
+``agui_upstream``), whose default reads the ini file.
 """
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agui_replay.assertions import explain_stream_diff, is_event_stream
+from agui_replay.cassette import cassette_path, safe_file_name
+from agui_replay.errors import CassetteError
 from agui_replay.providers.fixtures import *  # noqa: F403  (the provider fixtures, by __all__)
+from agui_replay.providers.fixtures import pytest_configure as _providers_configure
+from agui_replay.recording import (
+    DEFAULT_SECRET_ENV,
+    DEFAULT_UPSTREAM,
+    CassetteSession,
+    NetworkBlockedError,
+    RecordMode,
+    RecordModeError,
+    ReplayMismatchError,
+    secrets_from_env,
+)
+
+MARKER = "agui"
+MARKER_KWARGS = (
+    "record_mode",
+    "cassette",
+    "upstream",
+    "secrets",
+    "normalize",
+    "match",
+    "freeze_time",
+)
+_MARKER_DOC = (
+    f"{MARKER}(record_mode=None, cassette=None, upstream=None, secrets=(), normalize=True, "
+    "match='order', freeze_time=True): agui-replay settings for this test; the marker "
+    "wins over the command line and the conftest fixtures"
+)
+
+
+@dataclass
+class _State:
+    """What the plugin knows for one pytest session (kept in ``config.stash``)."""
+
+    cassette_dir: Path
+    rootdir: Path
+    cli_mode: RecordMode | None
+    cli_upstream: str | None
+    secret_env: list[str]
+    fail_on_unused: bool
+    recorded: set[str] = field(default_factory=set)
+    replayed: set[str] = field(default_factory=set)
+    claimed: set[str] = field(default_factory=set)
+    folders: set[str] = field(default_factory=set)
+    whole_suite: bool = False
+    unused: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "recorded": sorted(self.recorded),
+            "replayed": sorted(self.replayed),
+            "claimed": sorted(self.claimed),
+            "folders": sorted(self.folders),
+            "whole_suite": self.whole_suite,
+        }
+
+    def merge(self, data: dict[str, Any]) -> None:
+        self.recorded.update(data.get("recorded", []))
+        self.replayed.update(data.get("replayed", []))
+        self.claimed.update(data.get("claimed", []))
+        self.folders.update(data.get("folders", []))
+        self.whole_suite = self.whole_suite or bool(data.get("whole_suite"))
+
+
+_STATE = pytest.StashKey[_State]()
+_WORKER_KEY = "agui_replay"
+
+
+# --- options ------------------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agui-replay", "agui-replay: record and replay AG-UI agents")
+    modes = [m.value for m in RecordMode]
+    group.addoption(
+        "--agui-record",
+        action="store_true",
+        default=False,
+        help="record the cassettes of the selected tests again against the real provider "
+        "(record mode 'rewrite')",
+    )
+    group.addoption(
+        "--agui-record-mode",
+        choices=modes,
+        default=None,
+        help="none: replay only (default); once: record missing cassettes; rewrite: record "
+        "everything used; new: keep recorded runs, record runs beyond them",
+    )
+    group.addoption(
+        "--agui-cassette-dir",
+        default=None,
+        metavar="DIR",
+        help="folder of the cassettes (default: ini agui_cassette_dir, 'cassettes' at the "
+        "rootdir); relative to the current directory",
+    )
+    group.addoption(
+        "--agui-upstream",
+        default=None,
+        metavar="URL",
+        help=f"base URL of the real provider to record from (default: ini agui_upstream, "
+        f"{DEFAULT_UPSTREAM})",
+    )
+    group.addoption(
+        "--agui-secret-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="scrub the value of environment variable NAME from cassettes (repeatable; "
+        "common provider key variables are always scrubbed)",
+    )
+    group.addoption(
+        "--agui-fail-on-unused",
+        action="store_true",
+        default=None,
+        help="fail the session when a cassette under the cassette folder is used by no test",
+    )
+    parser.addini(
+        "agui_cassette_dir", "agui-replay cassette folder, relative to the rootdir", "string"
+    )
+    parser.addini(
+        "agui_record_mode",
+        "agui-replay default record mode (none, once, rewrite, new)",
+        "string",
+        default="none",
+    )
+    parser.addini(
+        "agui_upstream",
+        "agui-replay: base URL of the real provider to record from",
+        "string",
+        default=DEFAULT_UPSTREAM,
+    )
+    parser.addini(
+        "agui_secret_env",
+        "agui-replay: environment variables whose values are scrubbed from cassettes",
+        "linelist",
+        default=[],
+    )
+    parser.addini(
+        "agui_fail_on_unused",
+        "agui-replay: fail the session when a cassette is used by no test",
+        "bool",
+        default=False,
+    )
+
+
+def _cli_mode(config: pytest.Config) -> RecordMode | None:
+    record = bool(config.getoption("agui_record"))
+    named = config.getoption("agui_record_mode")
+    if record and named not in (None, RecordMode.REWRITE.value):
+        raise pytest.UsageError(
+            f"--agui-record means --agui-record-mode=rewrite; it cannot be combined with "
+            f"--agui-record-mode={named}"
+        )
+    if record:
+        return RecordMode.REWRITE
+    return RecordMode.parse(named, source="--agui-record-mode") if named else None
+
+
+# Replaces the providers module's pytest_configure (star-imported above) and calls it first.
+def pytest_configure(config: pytest.Config) -> None:  # type: ignore[no-redef]
+    _providers_configure(config)
+    config.addinivalue_line("markers", _MARKER_DOC)
+    option_dir = config.getoption("agui_cassette_dir")
+    if option_dir:
+        cassette_dir = Path(config.invocation_params.dir, option_dir)
+    else:
+        ini_dir = config.getini("agui_cassette_dir") or "cassettes"
+        base = config.inipath.parent if config.inipath is not None else config.rootpath
+        cassette_dir = Path(base, str(ini_dir))
+    try:
+        cli_mode = _cli_mode(config)
+        RecordMode.parse(str(config.getini("agui_record_mode")), source="ini agui_record_mode")
+    except RecordModeError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    fail = config.getoption("agui_fail_on_unused")
+    state = _State(
+        cassette_dir=cassette_dir.resolve(),
+        rootdir=config.rootpath,
+        cli_mode=cli_mode,
+        cli_upstream=config.getoption("agui_upstream"),
+        secret_env=[*config.getini("agui_secret_env"), *config.getoption("agui_secret_env")],
+        fail_on_unused=bool(config.getini("agui_fail_on_unused")) if fail is None else fail,
+    )
+    config.stash[_STATE] = state
+    config.pluginmanager.register(_Hooks(state), "agui_replay.session")
+
+
+# --- per-test settings --------------------------------------------------------------------------
+
+
+def _marker_kwargs(node: pytest.Item) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {}
+    # The closest marker wins per key (a function's over its class's over its module's).
+    for marker in reversed(list(node.iter_markers(MARKER))):
+        if marker.args:
+            raise pytest.UsageError(
+                f"{node.nodeid}: @pytest.mark.{MARKER} takes keyword arguments only "
+                f"({', '.join(MARKER_KWARGS)})"
+            )
+        unknown = sorted(set(marker.kwargs) - set(MARKER_KWARGS))
+        if unknown:
+            raise pytest.UsageError(
+                f"{node.nodeid}: @pytest.mark.{MARKER} got unknown argument(s) "
+                f"{', '.join(unknown)}; it takes {', '.join(MARKER_KWARGS)}"
+            )
+        kwargs.update(marker.kwargs)
+    return kwargs
+
+
+def _default_cassette(state: _State, item: pytest.Item) -> Path:
+    parts = item.nodeid.split("::")
+    test_name = ".".join(parts[1:]) if len(parts) > 1 else item.name
+    return cassette_path(state.cassette_dir, item.path.name, test_name)
+
+
+def _cassette_for(state: _State, item: pytest.Item) -> Path:
+    given = _marker_kwargs(item).get("cassette")
+    if given is None:
+        return _default_cassette(state, item)
+    path = Path(os.fspath(given))
+    if path.suffix != ".json":
+        path = path.with_name(path.name + ".json")
+    return path if path.is_absolute() else state.cassette_dir / path
+
+
+def _record_command(item: pytest.Item) -> str:
+    node = item.nodeid
+    return f"pytest {node} --agui-record" if " " not in node else f"pytest '{node}' --agui-record"
+
+
+@pytest.fixture
+def agui_record_mode(pytestconfig: pytest.Config) -> str:
+    """The record mode when neither the marker nor the command line sets one.
+
+    Override it in a conftest (``return "once"``); the default reads ini ``agui_record_mode``.
+    """
+    return str(pytestconfig.getini("agui_record_mode"))
+
+
+@pytest.fixture
+def agui_upstream(pytestconfig: pytest.Config) -> Any:
+    """The real provider to record from: a base URL or an object with ``base_url``.
+
+    Requested only when a run records. Override it in a conftest to record from another
+    provider (``return "https://api.anthropic.com"``) or a local server.
+    """
+    return pytestconfig.getini("agui_upstream") or DEFAULT_UPSTREAM
+
+
+@pytest.fixture
+def agui_secrets(pytestconfig: pytest.Config) -> list[str]:
+    """Values scrubbed from cassettes besides auth headers and key-shaped strings.
+
+    Default: the values of the common provider key variables (``OPENAI_API_KEY``...) and of
+    those named by ini ``agui_secret_env`` / ``--agui-secret-env``. Extend it in a conftest.
+    """
+    state = pytestconfig.stash[_STATE]
+    return secrets_from_env([*DEFAULT_SECRET_ENV, *state.secret_env])
+
+
+@pytest.fixture
+def agui_cassette_path(request: pytest.FixtureRequest) -> Path:
+    """This test's cassette file (the marker's ``cassette=`` or the default location)."""
+    item = request.node
+    assert isinstance(item, pytest.Item)
+    return _cassette_for(request.config.stash[_STATE], item)
+
+
+@pytest.fixture
+def agui(
+    request: pytest.FixtureRequest,
+    agui_record_mode: str,
+    agui_secrets: list[str],
+    agui_cassette_path: Path,
+) -> Iterator[CassetteSession]:
+    """Record or replay this test's agent runs: ``events = agui.run(agent, input)``.
+
+    ``agui.provider.base_url`` is the model provider to point the agent's SDK at.
+    """
+    state = request.config.stash[_STATE]
+    item = request.node
+    assert isinstance(item, pytest.Item)
+    marker = _marker_kwargs(item)
+    try:
+        if marker.get("record_mode") is not None:
+            mode = RecordMode.parse(marker["record_mode"], source="@pytest.mark.agui(record_mode)")
+        elif state.cli_mode is not None:
+            mode = state.cli_mode
+        else:
+            mode = RecordMode.parse(agui_record_mode, source="the agui_record_mode fixture")
+    except RecordModeError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+    upstream: Any
+    if marker.get("upstream") is not None:
+        upstream = marker["upstream"]
+    elif state.cli_upstream:
+        upstream = state.cli_upstream
+    else:
+
+        def upstream() -> Any:
+            # Resolved only when a run records, so a replay never starts a conftest upstream.
+            return request.getfixturevalue("agui_upstream")
+
+    session = CassetteSession(
+        agui_cassette_path,
+        mode=mode,
+        upstream=upstream,
+        secrets=[*agui_secrets, *marker.get("secrets", ())],
+        record_command=_record_command(item),
+        name=item.nodeid,
+        normalize=bool(marker.get("normalize", True)),
+        match=marker.get("match", "order"),
+        freeze_time=marker.get("freeze_time", True),
+    )
+    try:
+        yield session
+    finally:
+        written = session.finish()
+        key = _show_path(state, session.path)
+        if written is not None:
+            state.recorded.add(key)
+        elif session.outcome == "replayed":
+            state.replayed.add(key)
+
+
+@pytest.fixture
+def agui_snapshot(snapshot: Any) -> Any:
+    """syrupy's ``snapshot`` storing event streams one event per line (normalized)."""
+    from agui_replay.snapshot import use_agui_extension
+
+    return use_agui_extension(snapshot)
+
+
+@pytest.fixture
+def agui_folded_snapshot(snapshot: Any) -> Any:
+    """Like ``agui_snapshot``, with each message's deltas folded into one event."""
+    from agui_replay.snapshot import use_agui_extension
+
+    return use_agui_extension(snapshot, fold=True)
+
+
+def _show_path(state: _State, path: Path) -> str:
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(state.rootdir).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
+# --- assertion output -----------------------------------------------------------------------
+
+
+def pytest_assertrepr_compare(
+    config: pytest.Config, op: str, left: object, right: object
+) -> list[str] | None:
+    """``assert events == expected`` on two event streams: one event per line, first change."""
+    if op != "==" or not (is_event_stream(left) and is_event_stream(right)):
+        return None
+    lines = explain_stream_diff(left, right)  # type: ignore[arg-type]
+    return lines or None
+
+
+# --- session hooks ------------------------------------------------------------------------------
+
+_FAILURES = (CassetteError, ReplayMismatchError, NetworkBlockedError)
+
+
+class _Hooks:
+    """The hooks that need the session state (registered per config in ``pytest_configure``)."""
+
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        funcargs: dict[str, Any] = getattr(item, "funcargs", {})
+        session = funcargs.get("agui")
+        if not isinstance(session, CassetteSession):
+            return (yield)
+        try:
+            with session.guard.guarding(session.replay_only):
+                result = yield
+            session.check_complete()
+        except _FAILURES as exc:
+            # Our failures explain themselves; a traceback through the plugin would bury that.
+            raise pytest.fail.Exception(f"{type(exc).__name__}: {exc}", pytrace=False) from None
+        return result
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        # Before -k / -m deselect anything: a deselected test still owns its cassette.
+        state = self.state
+        # A module picked by node id (file.py::test) was collected in part: its other tests
+        # were never seen, so its folder cannot tell what is unused.
+        partial = {Path(arg.split("::", 1)[0]).stem for arg in config.args if "::" in arg}
+        for item in items:
+            stem = Path(item.path).stem
+            if stem not in partial:
+                state.folders.add(_show_path(state, state.cassette_dir / safe_file_name(stem)))
+            if "agui" in getattr(item, "fixturenames", ()):
+                try:
+                    state.claimed.add(_show_path(state, _cassette_for(state, item)))
+                except pytest.UsageError:
+                    continue  # reported when the test runs
+        source = config.args_source
+        state.whole_suite = source in (
+            pytest.Config.ArgsSource.INVOCATION_DIR,
+            pytest.Config.ArgsSource.TESTPATHS,
+        ) and not (config.getoption("lf", False) or config.getoption("stepwise", False))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", None) or {}
+        data = output.get(_WORKER_KEY)
+        if isinstance(data, str):
+            self.state.merge(json.loads(data))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        state = self.state
+        worker_output = getattr(session.config, "workeroutput", None)
+        if worker_output is not None:
+            worker_output[_WORKER_KEY] = json.dumps(state.to_json())
+            return
+        state.unused = self._unused()
+        if state.unused and state.fail_on_unused and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _unused(self) -> list[str]:
+        state = self.state
+        root = state.cassette_dir
+        if not root.is_dir():
+            return []
+        used = state.claimed | state.recorded | state.replayed
+        found: list[str] = []
+        for path in sorted(root.rglob("*.json")):
+            if path.name.startswith("."):
+                continue
+            shown = _show_path(state, path)
+            folder = _show_path(state, path.parent)
+            considered = state.whole_suite or folder in state.folders
+            if considered and shown not in used:
+                found.append(shown)
+        return found
+
+    def pytest_terminal_summary(
+        self, terminalreporter: Any, exitstatus: int, config: pytest.Config
+    ) -> None:
+        state = self.state
+        if not (state.recorded or state.replayed or state.unused):
+            return
+        write = terminalreporter.write_line
+        terminalreporter.section("agui-replay")
+        counts = (
+            f"{len(state.recorded)} cassette(s) recorded, {len(state.replayed)} replayed, "
+            f"{len(state.unused)} unused"
+        )
+        write(counts)
+        for path in sorted(state.recorded):
+            write(f"  recorded: {path}")
+        verbose = config.get_verbosity() > 0
+        if verbose:
+            for path in sorted(state.replayed):
+                write(f"  replayed: {path}")
+        for path in state.unused:
+            write(f"  unused:   {path}")
+        if state.unused:
+            if state.fail_on_unused:
+                write("unused cassettes fail the session (--agui-fail-on-unused)", red=True)
+            else:
+                write("delete unused cassettes, or fail on them with --agui-fail-on-unused")
