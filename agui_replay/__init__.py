@@ -1,7 +1,24 @@
-"""agui_replay: test AG-UI agents offline, deterministically, with readable failures."""
+"""agui_replay: test AG-UI agents offline, deterministically, with readable failures.
+
+The top level holds the pieces most tests touch; each submodule documents the rest:
+``agui_replay.server`` (the emitter toolkit), ``agui_replay.providers`` (fake model providers),
+``agui_replay.recording`` (record modes, replay outside pytest), ``agui_replay.snapshot``
+(syrupy) and ``agui_replay.strategies`` (hypothesis). Importing this package imports none of
+pytest, hypothesis, starlette or the HTTP clients.
+"""
 
 from __future__ import annotations
 
+from .assertions import (
+    assert_event_types,
+    assert_final_state,
+    assert_messages,
+    assert_valid_stream,
+    event_types,
+    message_text,
+)
+from .cassette import Cassette, CassetteRun, load_cassette, save_cassette
+from .client import EventPatchError, Session, apply_events
 from .errors import (
     AgentError,
     AguiReplayError,
@@ -16,7 +33,20 @@ from .errors import (
     SSEDecodeError,
     StateDecodeError,
 )
-from .events import dump_json, parse_event, parse_events, to_wire
+from .events import EventLike, WireEvent, dump_json, event_type, parse_event, parse_events, to_wire
+from .normalize import normalize_events
+from .patch import apply_patch, diff, json_equal
+from .sse import SSEDecoder, decode_sse, encode_sse
+from .state import (
+    Delta,
+    Snapshot,
+    StateManager,
+    StatePublish,
+    Unchanged,
+    decode_state,
+    encode_state,
+)
+from .verify import ChunkExpander, Verifier, verify_stream
 
 __version__ = "0.1.0.dev0"
 
@@ -24,18 +54,51 @@ __all__ = [
     "AgentError",
     "AguiReplayError",
     "BlockOpenError",
+    "Cassette",
     "CassetteError",
+    "CassetteRun",
+    "ChunkExpander",
+    "Delta",
     "EventDecodeError",
+    "EventLike",
+    "EventPatchError",
     "PatchError",
     "ProtocolViolation",
     "ProviderError",
     "RequestMismatchError",
     "SSEDecodeError",
+    "SSEDecoder",
     "ScriptExhaustedError",
+    "Session",
+    "Snapshot",
     "StateDecodeError",
+    "StateManager",
+    "StatePublish",
+    "Unchanged",
+    "Verifier",
+    "WireEvent",
     "__version__",
+    "apply_events",
+    "apply_patch",
+    "assert_event_types",
+    "assert_final_state",
+    "assert_messages",
+    "assert_valid_stream",
+    "decode_sse",
+    "decode_state",
+    "diff",
     "dump_json",
+    "encode_sse",
+    "encode_state",
+    "event_type",
+    "event_types",
+    "json_equal",
+    "load_cassette",
+    "message_text",
+    "normalize_events",
     "parse_event",
     "parse_events",
+    "save_cassette",
     "to_wire",
+    "verify_stream",
 ]
