@@ -54,7 +54,9 @@ __all__ = [
     "Validation",
     "atomic_write_text",
     "cassette_path",
+    "document_line",
     "dumps_cassette",
+    "event_line",
     "load_cassette",
     "loads_cassette",
     "safe_file_name",
@@ -312,7 +314,42 @@ def _check_headers(headers: Any, where: list[PathPart]) -> None:
             raise _Problem([*where, k], "a header is a [name, value] pair of strings")
 
 
+def _interaction_ok(interaction: Any) -> bool:
+    """A quick yes for a well-formed interaction, with no error paths built.
+
+    At least as strict as :func:`_check_interaction`, which runs only when this says no and
+    then names the problem: a 1,000-chunk recording is checked in a tight loop.
+    """
+    if interaction.__class__ is not dict:
+        return False
+    request, response = interaction.get("request"), interaction.get("response")
+    if request.__class__ is not dict or response.__class__ is not dict:
+        return False
+    if request.get("method").__class__ is not str or request.get("path").__class__ is not str:
+        return False
+    for headers in (request.get("headers", {}), response.get("headers", {})):
+        if headers.__class__ is not dict or not _STR_TYPES.issuperset(map(type, headers.values())):
+            return False
+    if response.get("status").__class__ is not int:
+        return False
+    chunks = response.get("chunks", [])
+    if chunks.__class__ is not list:
+        return False
+    for chunk in chunks:
+        if chunk.__class__ is not dict or chunk.get("data").__class__ is not str:
+            return False
+        offset = chunk.get("offset", 0)
+        if (offset.__class__ is not float and offset.__class__ is not int) or offset < 0:
+            return False
+    return True
+
+
+_STR_TYPES = frozenset({str})
+
+
 def _check_interaction(interaction: Any, where: list[PathPart]) -> None:
+    if _interaction_ok(interaction):
+        return
     _expect(interaction, dict, where, "an interaction object {request, response}")
     for part in ("request", "response"):
         if part not in interaction:
@@ -345,7 +382,7 @@ def _check_interaction(interaction: Any, where: list[PathPart]) -> None:
 
 
 def _check_events(events: list[Any], where: list[PathPart], validate: Validation) -> None:
-    for j, event in enumerate(events):
+    for j, event in enumerate(() if _events_ok(events) else events):
         if not isinstance(event, dict):
             raise _Problem([*where, j], f"an AG-UI event is a JSON object, found {_kind(event)}")
         kind = event.get("type")
@@ -358,6 +395,17 @@ def _check_events(events: list[Any], where: list[PathPart], validate: Validation
             loc = exc.errors()[0]["loc"]
             j = loc[0] if loc and isinstance(loc[0], int) else 0
             _raise_event_problem(events[j], where, j)
+
+
+def _events_ok(events: list[Any]) -> bool:
+    # The quick test of every event; the caller's loop then finds and names a bad one.
+    for event in events:
+        if event.__class__ is not dict:
+            return False
+        kind = event.get("type")
+        if kind.__class__ is not str or kind not in EVENT_TYPES:
+            return False
+    return True
 
 
 def _raise_event_problem(event: Any, where: list[PathPart], j: int) -> None:
@@ -412,11 +460,33 @@ def _skip_value(text: str, idx: int) -> int:
     return idx
 
 
-def _line_of(text: str, where: Sequence[PathPart]) -> int | None:
+def document_line(text: str, where: Sequence[str | int]) -> int | None:
+    r"""The 1-based line of ``text`` (JSON) where the value at document path ``where`` starts.
+
+    A path is a list of object keys and array indexes. When the path goes further than the
+    document does, the line of the deepest part found; ``None`` when the text is not JSON up
+    to there. Works on any JSON text, not only cassettes.
+
+    >>> document_line('{\n "a": [\n  1,\n  2\n ]\n}', ["a", 1])
+    4
+    """
     try:
         return text.count("\n", 0, _offset_of(text, where)) + 1
     except (ValueError, IndexError):  # the text is broken further on: no line, not a crash
         return None
+
+
+def event_line(text: str, run_index: int, event_index: int) -> int | None:
+    """The 1-based line of cassette ``text`` where ``runs[run_index].events[event_index]``
+    starts (see :func:`document_line`), e.g. to point an editor or a report at an event.
+
+    >>> text = dumps_cassette(Cassette(runs=[CassetteRun(input={}, events=[
+    ...     {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+    ...     {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}])]))
+    >>> text.splitlines()[event_line(text, 0, 1) - 1].strip()
+    '{"type": "RUN_FINISHED", "runId": "r", "threadId": "t"}'
+    """
+    return document_line(text, ["runs", run_index, "events", event_index])
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -430,22 +500,13 @@ def loads_cassette(
 ) -> Cassette:
     """Parse and validate cassette text; every error is a :class:`CassetteError` with a line."""
     src = None if source is None else str(source)
-    if isinstance(text, bytes):
-        raw = text
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = raw.count(b"\n", 0, exc.start) + 1
-            raise CassetteError(
-                f"not UTF-8 text (bad byte at offset {exc.start}); a cassette is UTF-8 JSON. "
-                + _REWRITE_HINT,
-                path=src,
-                line=line,
-            ) from None
-    text = text.removeprefix("\ufeff")  # editors on Windows add a BOM; JSON does not care
+    # orjson reads the bytes directly (and checks they are UTF-8); the decoded text is only
+    # needed to point at a line when something is wrong, so it is made only then.
+    data = text.removeprefix(_BOM) if isinstance(text, bytes) else text.removeprefix("\ufeff")
     try:
-        doc = orjson.loads(text)
+        doc = orjson.loads(data)
     except orjson.JSONDecodeError:
+        text = _text_of(text, src)
         # orjson rejects a few valid documents (integers beyond 64 bits); json has the last word.
         try:
             doc = json.loads(text)
@@ -461,8 +522,24 @@ def loads_cassette(
     try:
         return _build(doc, validate)
     except _Problem as problem:
+        line = document_line(_text_of(text, src), problem.where)
+        raise CassetteError(problem.message(), path=src, line=line) from None
+
+
+_BOM = "\ufeff".encode()  # editors on Windows add one; JSON does not care
+
+
+def _text_of(data: str | bytes, src: str | None) -> str:
+    if isinstance(data, str):
+        return data.removeprefix("\ufeff")
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
         raise CassetteError(
-            problem.message(), path=src, line=_line_of(text, problem.where)
+            f"not UTF-8 text (bad byte at offset {exc.start}); a cassette is UTF-8 JSON. "
+            + _REWRITE_HINT,
+            path=src,
+            line=data.count(b"\n", 0, exc.start) + 1,
         ) from None
 
 

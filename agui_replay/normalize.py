@@ -100,14 +100,20 @@ class NormalizedStream:
 def copy_json(value: Any) -> Any:
     """A deep copy of JSON-like data (dicts and lists rebuilt; scalars shared)."""
     if isinstance(value, dict):
-        # Only containers recurse: most event values are strings, and a call per value costs.
+        # Most events hold only scalars: checking the value types in C and copying with
+        # dict() is several times faster than a comprehension that tests each value.
+        if _SCALARS.issuperset(map(type, value.values())):
+            return dict(value)
         return {k: copy_json(v) if isinstance(v, _CONTAINERS) else v for k, v in value.items()}
     if isinstance(value, (list, tuple)):
+        if _SCALARS.issuperset(map(type, value)):
+            return list(value)
         return [copy_json(v) if isinstance(v, _CONTAINERS) else v for v in value]
     return value
 
 
 _CONTAINERS = (dict, list, tuple)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def normalize_events(
@@ -144,30 +150,70 @@ def normalize_stream(
     """Like :func:`normalize_events`, keeping the raw events and the id map."""
     if timestamps not in ("remove", "freeze", "keep"):
         raise ValueError(f"timestamps must be 'remove', 'freeze' or 'keep', not {timestamps!r}")
-    out = [copy_json(e) if isinstance(e, dict) else to_wire(e) for e in events]
-    raw = [copy_json(e) for e in out] if keep_raw else []
+    # One walk over the stream copies each event and notes where each id occurs; the renaming
+    # then works per distinct id (a stream of 1,000 deltas names a handful), and only ids
+    # whose name changes are written back. Order of first appearance, per event in _rewrite's
+    # reading order, is the order the ids are named in.
+    out: list[WireEvent] = []
+    raw: list[WireEvent] = []
+    first: dict[tuple[str, str], str] = {}  # (kind, id) -> run id where first seen
+    places: dict[tuple[str, str], list[WireEvent]] = {}  # (field, id) -> top-level holders
+    nested: list[WireEvent] = []  # events with ids below the top level: rewritten whole
+    prefix = run_id or _DEFAULT_RUN
+    prefixes: set[str] = set()
+    remove, freeze = timestamps == "remove", timestamps == "freeze"
+    present_in = _TOP_KEYS.intersection
 
-    # Run id of each event: the explicit one, or that of the latest RUN_STARTED.
-    prefixes: list[str] = []
-    current = run_id if run_id is not None else None
-    for event in out:
-        if run_id is None and event.get("type") == "RUN_STARTED":
+    def collect(kind: str, value: str) -> str:
+        if (kind, value) not in first:
+            first[(kind, value)] = prefix
+        return value
+
+    for source in events:
+        event = copy_json(source) if isinstance(source, dict) else to_wire(source)
+        out.append(event)
+        if keep_raw:
+            raw.append(copy_json(event))
+        kind = event.get("type")
+        if run_id is None and kind == "RUN_STARTED":
             found = event.get("runId")
-            current = found if isinstance(found, str) and found else _DEFAULT_RUN
-        prefixes.append(current or _DEFAULT_RUN)
-
-    derived = _DerivedIds(set(prefixes) or {run_id or _DEFAULT_RUN})
-    for event in out:
-        _rewrite(event, derived.note)
-
-    renamer = _Renamer(derived, frozenset(preserve))
-    for event, prefix in zip(out, prefixes, strict=True):
-        renamer.prefix = prefix
-        _rewrite(event, renamer.rename)
-        if timestamps == "remove":
+            prefix = found if isinstance(found, str) and found else _DEFAULT_RUN
+        prefixes.add(prefix)
+        if kind in _NESTED:
+            nested.append(event)
+            _rewrite(event, collect)
+        else:
+            present = present_in(event)
+            for key in present if len(present) < 2 else _in_order(present):
+                value = event[key]
+                if value.__class__ is str:
+                    holders = places.get((key, value))
+                    if holders is None:
+                        places[(key, value)] = [event]
+                        if (_TOP_KIND[key], value) not in first:
+                            first[(_TOP_KIND[key], value)] = prefix
+                    else:
+                        holders.append(event)
+        if remove:
             event.pop("timestamp", None)
-        elif timestamps == "freeze" and "timestamp" in event:
+        elif freeze and "timestamp" in event:
             event["timestamp"] = frozen_timestamp
+
+    derived = _DerivedIds(prefixes or {prefix})
+    for kind, value in first:
+        derived.note(kind, value)
+    renamer = _Renamer(derived, frozenset(preserve))
+    names: dict[tuple[str, str], str] = {}
+    for ident, where in first.items():
+        renamer.prefix = where
+        names[ident] = renamer.rename(*ident)
+    for (key, value), holders in places.items():
+        new = names[(_TOP_KIND[key], value)]
+        if new != value:
+            for event in holders:
+                event[key] = new
+    for event in nested:
+        _rewrite(event, lambda kind, value: names[(kind, value)])
     return NormalizedStream(events=out, raw=raw, id_map=renamer.id_map)
 
 
@@ -250,6 +296,14 @@ _TOP_FIELDS: tuple[tuple[str, str], ...] = (
     ("subagentRunId", "subagent"),
     ("parentSubagentRunId", "subagent"),
 )
+
+
+_TOP_KIND: dict[str, str] = dict(_TOP_FIELDS)
+_TOP_KEYS = frozenset(_TOP_KIND)
+
+
+def _in_order(keys: Collection[str]) -> list[str]:
+    return [key for key, _ in _TOP_FIELDS if key in keys]
 
 
 _NESTED = frozenset(

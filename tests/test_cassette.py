@@ -23,7 +23,9 @@ from agui_replay.cassette import (
     Cassette,
     CassetteRun,
     cassette_path,
+    document_line,
     dumps_cassette,
+    event_line,
     load_cassette,
     loads_cassette,
     safe_file_name,
@@ -295,6 +297,92 @@ def _write_layout(doc: dict[str, Any]) -> str:
     from agui_replay.cassette import _pretty
 
     return "".join(_pretty(doc, 0, [])) + "\n"
+
+
+_INTERACTION = ("runs", 0, "interactions", 0)
+_CHUNKS = (*_INTERACTION, "response", "chunks")
+
+
+def _at(doc: dict[str, Any], *path: str | int) -> Any:
+    for part in path:
+        doc = doc[part]  # type: ignore[index]
+    return doc
+
+
+@pytest.mark.parametrize("validate", ["shape", "full"])
+@pytest.mark.parametrize(
+    ("mutate", "where"),
+    [
+        (lambda d: _at(d, *_CHUNKS).__setitem__(1, "data: x"), "chunks[1]"),
+        (lambda d: _at(d, *_CHUNKS)[0].update(offset=True), "chunks[0].offset"),
+        (lambda d: _at(d, *_CHUNKS)[0].update(offset="0.1"), "chunks[0].offset"),
+        (lambda d: _at(d, *_CHUNKS)[1].pop("data"), "chunks[1]"),
+        (lambda d: _at(d, *_CHUNKS[:-1]).update(chunks={}), "response.chunks"),
+        (lambda d: _at(d, *_CHUNKS[:-1]).update(status=True), "response.status"),
+        (lambda d: _at(d, *_CHUNKS[:-1]).update(status="200"), "response.status"),
+        (lambda d: _at(d, *_CHUNKS[:-1]).update(headers={"a": 1}), "response.headers.a"),
+        (lambda d: _at(d, *_INTERACTION, "request").update(headers=[["a"]]), "headers[0]"),
+        (lambda d: _at(d, *_INTERACTION, "request").update(path=None), "request.path"),
+        (lambda d: _at(d, *_INTERACTION).pop("response"), "interactions[0]"),
+        (lambda d: d["runs"][0]["interactions"].append(None), "interactions[1]"),
+        (lambda d: d["runs"][0]["events"][3].update(type=7), "events[3]"),
+        (lambda d: d["runs"][0]["events"][4].pop("type"), "events[4]"),
+    ],
+)
+def test_the_loader_misses_no_bad_shape(mutate: Any, where: str, validate: Any) -> None:
+    # Well-formed files are checked by a quick pass; every bad one must still be named.
+    doc = json.loads(dumps_cassette(_cassette(runs=2)))
+    mutate(doc)
+    with pytest.raises(CassetteError) as info:
+        loads_cassette(json.dumps(doc), validate=validate)
+    assert where in str(info.value)
+    assert info.value.line is not None
+
+
+def test_every_shape_the_format_allows_still_loads() -> None:
+    doc = json.loads(dumps_cassette(_cassette()))
+    interaction = doc["runs"][0]["interactions"][0]
+    interaction["request"]["headers"] = [["content-type", "application/json"]]
+    interaction["response"]["headers"] = {"set-cookie": ["a=1", "b=2"]}
+    interaction["response"]["chunks"] = [{"data": "data: 1\n\n"}, {"offset": 2, "data": ""}]
+    loaded = loads_cassette(json.dumps(doc).encode(), validate="shape")
+    assert loaded.runs[0].interactions[0] == interaction
+
+
+def test_bytes_with_a_bom_load_and_bad_bytes_name_their_offset() -> None:
+    text = dumps_cassette(_cassette())
+    assert loads_cassette(b"\xef\xbb\xbf" + text.encode()).runs[0].events == _events("r0")
+    bad = b"\xef\xbb\xbf" + text.encode().replace(b"part 1", b"part \xff")
+    offset = bad.index(b"\xff")
+    with pytest.raises(CassetteError) as info:
+        loads_cassette(bad)
+    assert f"bad byte at offset {offset}" in str(info.value)
+    assert info.value.line == bad[:offset].count(b"\n") + 1
+
+
+def test_event_line_finds_each_event_of_each_run() -> None:
+    cassette = _cassette(runs=2)
+    text = dumps_cassette(cassette)
+    lines = text.splitlines()
+    for r, run in enumerate(cassette.runs):
+        for e, event in enumerate(run.events):
+            line = event_line(text, r, e)
+            assert line is not None
+            assert json.loads(lines[line - 1].strip().rstrip(",")) == event
+    assert event_line(text, 0, 0) != event_line(text, 1, 0)
+
+
+def test_document_line_follows_keys_and_indexes_in_any_layout() -> None:
+    text = '{"a": 1,\n "b": [\n  {"c": 2},\n\n  {"c": 3, "d": [4,\n 5]}\n ]\n}'
+    assert document_line(text, []) == 1
+    assert document_line(text, ["b"]) == 2
+    assert document_line(text, ["b", 0]) == 3
+    assert document_line(text, ["b", 1]) == 5
+    assert document_line(text, ["b", 1, "d", 1]) == 6
+    # a path beyond the document: the deepest part that is there
+    assert document_line(text, ["b", 1, "zzz"]) == 5
+    assert document_line(text, ["b", 9]) == 2
+    assert document_line('{"a": [1, tru', ["a", 2]) is None
 
 
 def test_event_type_error_mentions_thinking_events(tmp_path: Path) -> None:

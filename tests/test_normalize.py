@@ -263,6 +263,59 @@ def test_no_run_started_uses_run_and_preserve_keeps_ids() -> None:
     assert [e["messageId"] for e in out] == ["keep-me", "run-msg-1"]
 
 
+def test_only_the_run_ids_of_the_stream_make_an_id_derived() -> None:
+    # "run" is the fallback run id, but this stream's only run is "r": "run-msg-1" is a
+    # framework's id like any other, and an explicit empty run id falls back to "run".
+    events = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "run-msg-1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "r-msg-2", "role": "assistant"},
+    ]
+    assert [e.get("messageId") for e in normalize_events(events)] == [None, "r-msg-1", "r-msg-2"]
+    explicit = normalize_events(events, run_id="")
+    assert [e.get("messageId") for e in explicit] == [None, "run-msg-1", "run-msg-2"]
+
+
+def test_names_follow_reading_order_within_and_across_events() -> None:
+    a, b, c, d = _u(), _u(), _u(), _u()
+    events = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        # first seen nested (a snapshot), then at the top level: keeps its first name
+        {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": c, "role": "user", "content": "x"}]},
+        # messageId is read before parentMessageId in one event
+        {"type": "TOOL_CALL_START", "toolCallId": d, "toolCallName": "f", "parentMessageId": a},
+        {"type": "TOOL_CALL_RESULT", "messageId": b, "toolCallId": d, "content": "ok"},
+        {"type": "TEXT_MESSAGE_START", "messageId": c, "role": "assistant", "parentMessageId": b},
+    ]
+    out = normalize_events(events)
+    assert out[1]["messages"][0]["id"] == "r-msg-1"
+    assert out[2]["parentMessageId"] == "r-msg-2"
+    assert out[3]["messageId"] == "r-msg-3"
+    assert (out[4]["messageId"], out[4]["parentMessageId"]) == ("r-msg-1", "r-msg-3")
+    both = normalize_events(
+        [{"type": "TEXT_MESSAGE_START", "parentMessageId": a, "messageId": b, "role": "user"}]
+    )
+    assert (both[0]["messageId"], both[0]["parentMessageId"]) == ("run-msg-1", "run-msg-2")
+
+
+def test_nested_values_of_the_output_are_copies() -> None:
+    events = [
+        {
+            "type": "TEXT_MESSAGE_CONTENT",
+            "messageId": "m",
+            "delta": "x",
+            "rawEvent": {"a": [1, {"b": 2}]},
+        },
+        {"type": "STATE_SNAPSHOT", "snapshot": {"items": [1, 2]}},
+    ]
+    before = copy.deepcopy(events)
+    result = normalize_stream(events)
+    for produced in (result.events, result.raw):
+        produced[0]["rawEvent"]["a"][1]["b"] = 3
+        produced[1]["snapshot"]["items"].append(3)
+    assert events == before
+
+
 def test_models_are_accepted() -> None:
     model = parse_event({"type": "TEXT_MESSAGE_START", "messageId": "q", "role": "assistant"})
     assert normalize_events([model])[0]["messageId"] == "run-msg-1"

@@ -329,3 +329,120 @@ def test_a_secret_cut_by_a_network_read_boundary_is_still_scrubbed() -> None:
     assert len(chunks) == 2
     assert key not in "".join(chunks)
     assert "<scrubbed>" in chunks[0]
+
+
+# --- the public seams a harness builds on ----------------------------------------------------
+
+
+def test_recorder_app_records_behind_a_transport_and_a_router() -> None:
+    from agui_replay.providers import (
+        Httpx2Transport,
+        LoopbackServer,
+        Plan,
+        ProxyApp,
+        detect_api,
+        error_plan,
+    )
+
+    upstream = upstream_fake()
+    with upstream.serve() as up:
+        recorder = Recorder(up, secrets=[CUSTOMER_SECRET])
+        app = recorder.app()
+        assert isinstance(app, ProxyApp)
+        assert app.origin == up.url
+
+        def router(method: str, path: str, headers: dict[str, str], body: bytes) -> Plan:
+            if path.startswith("/v1/chat/"):
+                return app(method, path, headers, body)
+            return error_plan(detect_api(path), 404, f"no route for {path}")
+
+        in_process = openai.OpenAI(
+            base_url="http://proxy.invalid/v1",
+            api_key=SECRET_KEY,
+            max_retries=0,
+            http_client=httpx2.Client(transport=Httpx2Transport(router)),
+        )
+        chunks = list(in_process.chat.completions.create(model="m", messages=MESSAGES, stream=True))
+        with pytest.raises(openai.NotFoundError, match="no route for /v1/responses"):
+            in_process.responses.create(model="m", input="hi")
+        in_process.close()
+        with LoopbackServer(router) as server:
+            over_http = openai.OpenAI(base_url=server.base_url, api_key=SECRET_KEY, max_retries=0)
+            over_http.chat.completions.create(model="m", messages=MESSAGES)
+            over_http.close()
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text.startswith("Your key is sk-live")  # the upstream's answer came through
+    assert [i.request.path for i in recorder.interactions] == ["/v1/chat/completions"] * 2
+    stored = json.dumps([i.to_dict() for i in recorder.interactions])
+    assert SECRET_KEY not in stored
+    assert CUSTOMER_SECRET not in stored
+    assert not app.client.is_closed
+    recorder.close()
+    assert app.client.is_closed
+    upstream.check()
+
+
+def test_recorder_app_needs_an_upstream() -> None:
+    from agui_replay.errors import ProviderError
+
+    with pytest.raises(ProviderError, match=r"Recorder\.app\(\) needs an upstream"):
+        Recorder().app()
+
+
+def test_the_transports_are_exported_and_imported_on_first_use() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, agui_replay.providers as p\n"
+        "assert 'httpx' not in sys.modules and 'httpx2' not in sys.modules\n"
+        "assert {'Httpx2Transport', 'HttpxAsyncTransport', 'App', 'Plan'} <= set(p.__all__)\n"
+        "from agui_replay.providers import HttpxTransport\n"
+        "import httpx\n"
+        "assert issubclass(HttpxTransport, httpx.BaseTransport)\n"
+        "try:\n"
+        "    p.NoSuchThing\n"
+        "except AttributeError as e:\n"
+        "    print(e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "has no attribute 'NoSuchThing'" in done.stdout
+
+
+def test_a_closed_loopback_server_refuses_connections_at_once() -> None:
+    import socket
+
+    fake = FakeProvider()
+    fake.reply("Hi")
+    server = fake.serve()
+    client = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0)
+    list(client.chat.completions.create(model="m", messages=MESSAGES, stream=True))
+    port = server.port
+    server.close()
+    server.close()  # a second close is a no-op
+    assert server.closed
+    with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port)):
+        pass
+    client.close()
+
+
+def test_recorded_chunks_from_dicts_in_every_accepted_form() -> None:
+    from agui_replay.errors import ProviderError
+
+    response = RecordedResponse.from_dict(
+        {
+            "status": 200,
+            "chunks": [
+                {"offset": 1, "data": "a"},
+                {"offset": 0.5, "data": "b"},
+                {"offset": "2", "data": 3},  # not what we write; converted as before
+            ],
+        }
+    )
+    assert response.chunks == [Chunk(1.0, "a"), Chunk(0.5, "b"), Chunk(2.0, "3")]
+    assert [type(c.offset) for c in response.chunks] == [float, float, float]
+    with pytest.raises(ProviderError, match="'offset'"):
+        RecordedResponse.from_dict({"status": 200, "chunks": [{"data": "a"}]})
+    with pytest.raises(ProviderError, match="chunk must be a JSON object"):
+        RecordedResponse.from_dict({"status": 200, "chunks": ["data: a"]})

@@ -9,9 +9,19 @@ True
 
 Importing this package never imports pytest; the fixtures live in
 ``agui_replay.providers.fixtures`` (loaded by the pytest plugin).
+
+The building blocks are public too, for a harness of your own (the ``agui`` fixture is built
+from them): a provider *app* (:data:`App`) answers ``(method, path, headers, body)`` with a
+:class:`Plan`; ``FakeProvider.handle`` and :meth:`Recorder.app` are apps; a
+:class:`LoopbackServer` serves an app over HTTP and the transports (``Httpx2Transport(app)``,
+``Httpx2AsyncTransport(async_app)``, ``HttpxTransport``, ``HttpxAsyncTransport``; imported on
+first use, with ``httpx``) serve it in process. :func:`error_plan` answers an error in the
+provider's own shape, e.g. from a router that has no app for a request.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from agui_replay.providers._fake import FakeProvider, MatchMode, ReplayTurn, detect_api
 from agui_replay.providers._script import (
@@ -25,18 +35,35 @@ from agui_replay.providers._script import (
     ToolCallDelta,
     Usage,
 )
-from agui_replay.providers._server import LoopbackServer
+from agui_replay.providers._server import App, AsyncApp, LoopbackServer
+from agui_replay.providers._wire import Plan, error_plan
 from agui_replay.providers.interaction import Chunk, Interaction, RecordedRequest, RecordedResponse
-from agui_replay.providers.recording import SCRUBBED, Recorder, Scrubber
+from agui_replay.providers.recording import SCRUBBED, ProxyApp, Recorder, Scrubber
+
+if TYPE_CHECKING:
+    from agui_replay.providers._transports import (
+        Httpx2AsyncTransport,
+        Httpx2Transport,
+        HttpxAsyncTransport,
+        HttpxTransport,
+    )
 
 __all__ = [
     "SCRUBBED",
+    "App",
+    "AsyncApp",
     "Chunk",
     "FakeProvider",
+    "Httpx2AsyncTransport",
+    "Httpx2Transport",
+    "HttpxAsyncTransport",
+    "HttpxTransport",
     "Interaction",
     "LoopbackServer",
     "MatchMode",
+    "Plan",
     "ProviderRequest",
+    "ProxyApp",
     "Reasoning",
     "ReasoningDelta",
     "RecordedRequest",
@@ -51,4 +78,18 @@ __all__ = [
     "ToolCallDelta",
     "Usage",
     "detect_api",
+    "error_plan",
 ]
+
+_TRANSPORTS = frozenset(
+    {"Httpx2AsyncTransport", "Httpx2Transport", "HttpxAsyncTransport", "HttpxTransport"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    # The transports import httpx and httpx2 (tens of milliseconds); only those who use one pay.
+    if name in _TRANSPORTS:
+        from agui_replay.providers import _transports
+
+        return getattr(_transports, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

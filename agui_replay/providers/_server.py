@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import contextlib
+import selectors
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from agui_replay.providers._wire import Plan, StreamCut
 
-__all__ = ["App", "LoopbackServer"]
+__all__ = ["App", "AsyncApp", "LoopbackServer"]
 
 App = Callable[[str, str, dict[str, str], bytes], Plan]
+"""A provider app: ``app(method, path, headers, body) -> Plan`` (headers lower-cased).
+
+What :class:`LoopbackServer` and the in-process transports serve: a
+:class:`~agui_replay.providers.FakeProvider`'s ``handle``, a :meth:`Recorder.app()
+<agui_replay.providers.Recorder.app>`, or your own router in front of them."""
+
+AsyncApp = Callable[[str, str, dict[str, str], bytes], Awaitable[Plan]]
+"""The async form of :data:`App`, for the async transports."""
 
 _HOP_BY_HOP = {"content-length", "transfer-encoding", "connection", "keep-alive"}
 
@@ -99,14 +108,37 @@ class LoopbackServer:
         self.base_path = base_path.rstrip("/")
         self.host = "127.0.0.1"
         self.port: int = self._server.server_address[1]
+        # serve_forever() only notices shutdown() on its next poll (up to poll_interval per
+        # close, i.e. per test); a socket pair wakes this loop the moment close() is called.
+        self._wake_r, self._wake_w = socket.socketpair()
         self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"agui-replay-loopback-{self.port}",
-            daemon=True,
+            target=self._serve, name=f"agui-replay-loopback-{self.port}", daemon=True
         )
         self._thread.start()
         self.closed = False
+
+    def _serve(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._server, selectors.EVENT_READ)
+            selector.register(self._wake_r, selectors.EVENT_READ)
+            while True:
+                for key, _ in selector.select():
+                    if key.fileobj is self._wake_r:
+                        return
+                    self._accept()
+
+    def _accept(self) -> None:
+        # What serve_forever does for a ready socket: accept, and handle it in a new thread.
+        server = self._server
+        try:
+            request, address = server.get_request()
+        except OSError:
+            return
+        try:
+            server.process_request(request, address)
+        except Exception:
+            server.handle_error(request, address)
+            server.shutdown_request(request)
 
     @property
     def url(self) -> str:
@@ -125,9 +157,12 @@ class LoopbackServer:
         if self.closed:
             return
         self.closed = True
-        self._server.shutdown()
-        self._server.server_close()
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"x")
         self._thread.join(timeout=5)
+        self._server.server_close()
+        self._wake_r.close()
+        self._wake_w.close()
         if self._on_close is not None:
             self._on_close()
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import httpx
 import httpx2
 
+from agui_replay.providers._server import App, AsyncApp
 from agui_replay.providers._wire import Plan, StreamCut
 
 __all__ = [
@@ -24,8 +25,7 @@ __all__ = [
     "SyncApp",
 ]
 
-SyncApp = Callable[[str, str, dict[str, str], bytes], Plan]
-AsyncApp = Callable[[str, str, dict[str, str], bytes], Awaitable[Plan]]
+SyncApp = App
 
 _CUT_MESSAGE = (
     "peer closed connection without sending complete message body (incomplete chunked read)"

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from agui_replay.providers._fake import FakeProvider, MatchMode
 
-__all__ = ["DEFAULT_SCRUB_HEADERS", "SCRUBBED", "Recorder", "Scrubber"]
+__all__ = ["DEFAULT_SCRUB_HEADERS", "SCRUBBED", "ProxyApp", "Recorder", "Scrubber"]
 
 SCRUBBED = "<scrubbed>"
 DEFAULT_SCRUB_HEADERS: tuple[str, ...] = (
@@ -194,6 +194,7 @@ class Recorder:
         self.interactions: list[Interaction] = []
         self._lock = threading.Lock()
         self._servers: list[LoopbackServer] = []
+        self._apps: list[ProxyApp] = []
 
     # --- capture --------------------------------------------------------------------------------
 
@@ -249,30 +250,66 @@ class Recorder:
 
     # --- proxy -----------------------------------------------------------------------------------
 
+    def app(self) -> ProxyApp:
+        """The recording proxy as a provider app, to serve your own way.
+
+        It forwards each request to ``upstream`` and records the exchange, as :meth:`serve`
+        does, but starts no server: put it behind a
+        :class:`~agui_replay.providers.LoopbackServer`, an in-process transport
+        (``Httpx2Transport(app)``) or a router of yours that picks an app per request.
+        :meth:`ProxyApp.close` (or :meth:`close`) closes its connections to the upstream.
+
+        >>> recorder = Recorder("https://api.openai.com/v1")
+        >>> app = recorder.app()
+        >>> app.origin
+        'https://api.openai.com'
+        >>> recorder.close()
+        """
+        if self.upstream is None:
+            raise ProviderError("Recorder.app() needs an upstream base URL: Recorder(upstream)")
+        parts = urlsplit(self.upstream)
+        app = ProxyApp(self, f"{parts.scheme}://{parts.netloc}")
+        with self._lock:
+            self._apps.append(app)
+        return app
+
     def serve(self) -> LoopbackServer:
         """A loopback proxy to ``upstream``; its ``base_url`` mirrors the upstream's path."""
         if self.upstream is None:
             raise ProviderError("Recorder.serve() needs an upstream base URL: Recorder(upstream)")
-        parts = urlsplit(self.upstream)
-        origin = f"{parts.scheme}://{parts.netloc}"
-        app = _ProxyApp(self, origin)
-        server = LoopbackServer(app, base_path=parts.path or "", on_close=app.client.close)
+        app = self.app()
+        server = LoopbackServer(
+            app, base_path=urlsplit(self.upstream).path or "", on_close=app.close
+        )
         self._servers.append(server)
         return server
 
     def close(self) -> None:
+        """Stop the servers of :meth:`serve` and close every :meth:`app`."""
         for s in self._servers:
             s.close()
         self._servers.clear()
+        with self._lock:
+            apps, self._apps = self._apps, []
+        for app in apps:
+            app.close()
 
 
-class _ProxyApp:
+class ProxyApp:
+    """A provider app (see :data:`~agui_replay.providers.App`) that forwards each request to
+    ``origin`` (scheme and host of the upstream) and records it in ``recorder``, streaming the
+    response back chunk by chunk. Made by :meth:`Recorder.app`."""
+
     def __init__(self, recorder: Recorder, origin: str) -> None:
         import httpx2
 
         self.recorder = recorder
         self.origin = origin
         self.client = httpx2.Client(timeout=httpx2.Timeout(600.0, connect=10.0))
+
+    def close(self) -> None:
+        """Close the connections to the upstream (idempotent)."""
+        self.client.close()
 
     def __call__(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Plan:
         import httpx2
