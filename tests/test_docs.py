@@ -31,6 +31,7 @@ line of the block, and tracebacks point at the Markdown file's own line numbers.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import inspect
 import os
@@ -39,6 +40,7 @@ import shlex
 import subprocess
 import sys
 import types
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -246,8 +248,16 @@ def test_page(page: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyP
     # the change.
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     runner = PageRun(pytester)
-    with _tolerant_hypothesis():
-        _run_page(page, runner)
+    try:
+        with _tolerant_hypothesis():
+            _run_page(page, runner)
+    finally:
+        # Pages show SDK clients the short way, without closing them. Collect what this page
+        # left behind now, so that an unclosed socket's ResourceWarning is not raised inside
+        # (and blamed on) whichever page happens to run when the collector next gets to it.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            gc.collect()
 
 
 @contextlib.contextmanager
@@ -347,3 +357,18 @@ def test_a_failing_block_or_a_wrong_outcome_fails_the_page(pytester: pytest.Pyte
         runner.run(Block(page, 18, "console", "$ pytest -q\n1 failed in 0.01s\n"))
     with pytest.raises(pytest.fail.Exception, match="does not know 'pip'"):
         runner.run(Block(page, 22, "console", "$ pip install agui-replay\n"))
+
+
+def test_page_test_files_do_not_share_a_name_with_a_project_test_module() -> None:
+    # pytest imports test files by basename (rootdir-less "prepend" mode): a page's
+    # tests/test_x.py run in the same worker as our own test_x.py fails with "import file
+    # mismatch". Pages must pick names the project does not use.
+    ours = {p.name for p in ROOT.glob("tests/test_*.py")} | {
+        p.name for p in ROOT.glob("examples/**/test_*.py")
+    }
+    clashes = sorted(
+        f"{b.where}: {b.file}"
+        for b in ALL_BLOCKS
+        if b.file is not None and Path(b.file).name in ours
+    )
+    assert clashes == [], "rename these page files: " + ", ".join(clashes)
