@@ -324,21 +324,30 @@ class Session:
         if isinstance(mid, str):
             self._by_id.setdefault(mid, message)
 
+    def _ignore(self, event: Mapping[str, Any], index: int, target: dict[str, Any] | None) -> None:
+        what = "no message" if target is None else "an activity message"
+        self._warn(index, str(event["type"]), f"{what} with id {event['messageId']!r}; ignored")
+
     # text messages
 
     def _text_start(self, event: Mapping[str, Any], index: int) -> None:
+        role = event.get("role") or "assistant"
+        self._start_message(event, index, role, ("name", "subagentRunId"))
+
+    def _start_message(
+        self, event: Mapping[str, Any], index: int, role: str, optional: tuple[str, ...]
+    ) -> None:
+        """Open (or, for a known id, re-open) a text or reasoning message, as the reference."""
         mid = event["messageId"]
-        existing = self._by_id.get(mid)
-        if existing is not None and existing.get("role") == "activity":
-            self._warn(index, "TEXT_MESSAGE_START", f"message {mid!r} is an activity message")
+        target = self._by_id.get(mid)
+        if target is not None and target.get("role") == "activity":
+            self._warn(index, str(event["type"]), f"message {mid!r} is an activity message")
             return
-        target = existing
         if target is None:
-            target = {"id": mid, "role": event.get("role") or "assistant", "content": ""}
-            if event.get("name") is not None:
-                target["name"] = event["name"]
-            if event.get("subagentRunId") is not None:
-                target["subagentRunId"] = event["subagentRunId"]
+            target = {"id": mid, "role": role, "content": ""}
+            for key in optional:
+                if event.get(key) is not None:
+                    target[key] = event[key]
             self._push(target)
         _merge_metadata(target, event)
 
@@ -347,9 +356,7 @@ class Session:
         delta = event["delta"]
         target = self._by_id.get(mid)
         if target is None or target.get("role") == "activity":
-            kind = str(event["type"])
-            what = "no message" if target is None else "an activity message"
-            self._warn(index, kind, f"{what} with id {mid!r}; ignored")
+            self._ignore(event, index, target)
             return
         self._append_text(target, "content", delta)
         if "metadata" in event:
@@ -359,9 +366,7 @@ class Session:
         mid = event["messageId"]
         target = self._by_id.get(mid)
         if target is None or target.get("role") == "activity":
-            kind = str(event["type"])
-            what = "no message" if target is None else "an activity message"
-            self._warn(index, kind, f"{what} with id {mid!r}; ignored")
+            self._ignore(event, index, target)
             return
         self._flush(target)
         _merge_metadata(target, event)
@@ -549,18 +554,7 @@ class Session:
     # reasoning
 
     def _reasoning_message_start(self, event: Mapping[str, Any], index: int) -> None:
-        mid = event["messageId"]
-        existing = self._by_id.get(mid)
-        if existing is not None and existing.get("role") == "activity":
-            self._warn(index, "REASONING_MESSAGE_START", f"message {mid!r} is an activity message")
-            return
-        target = existing
-        if target is None:
-            target = {"id": mid, "role": "reasoning", "content": ""}
-            if event.get("subagentRunId") is not None:
-                target["subagentRunId"] = event["subagentRunId"]
-            self._push(target)
-        _merge_metadata(target, event)
+        self._start_message(event, index, "reasoning", ("subagentRunId",))
 
     def _encrypted_value(self, event: Mapping[str, Any], index: int) -> None:
         entity = event["entityId"]

@@ -6,6 +6,7 @@ escapes as a bare ``KeyError`` or ``RecursionError`` from deep inside.
 ::
 
     AguiReplayError
+    ├── InvalidArgumentError    a function of this package called with an unusable argument
     ├── EventDecodeError        an event that does not parse (unknown type, wrong field)
     ├── SSEDecodeError          an SSE frame that is not JSON, or too large
     ├── ProtocolViolation       an event that breaks an ordering rule (verifier)
@@ -33,6 +34,7 @@ __all__ = [
     "BlockOpenError",
     "CassetteError",
     "EventDecodeError",
+    "InvalidArgumentError",
     "PatchError",
     "ProtocolViolation",
     "ProviderError",
@@ -47,6 +49,11 @@ class AguiReplayError(Exception):
     """Base class of every error raised by agui_replay."""
 
     code: str = "AGUI_REPLAY"
+
+
+class InvalidArgumentError(AguiReplayError, ValueError):
+    """A function of this package was called with an argument it cannot use (a bad mode, a
+    size below its minimum, a value of the wrong kind); the message says what it accepts."""
 
 
 class EventDecodeError(AguiReplayError, ValueError):

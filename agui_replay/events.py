@@ -134,9 +134,9 @@ def parse_event(
     return model
 
 
-def parse_events(events: Iterable[EventLike | str | bytes], *, source: str | None = None) -> list[
-    BaseEvent
-]:
+def parse_events(
+    events: Iterable[EventLike | str | bytes], *, source: str | None = None
+) -> list[BaseEvent]:
     """Validate a whole stream; errors name the index of the first bad event."""
     return [parse_event(e, index=i, source=source) for i, e in enumerate(events)]
 

@@ -56,6 +56,8 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from agui_replay.errors import InvalidArgumentError
+
 from .events import EventLike, WireEvent, to_wire
 
 __all__ = [
@@ -149,7 +151,9 @@ def normalize_stream(
 ) -> NormalizedStream:
     """Like :func:`normalize_events`, keeping the raw events and the id map."""
     if timestamps not in ("remove", "freeze", "keep"):
-        raise ValueError(f"timestamps must be 'remove', 'freeze' or 'keep', not {timestamps!r}")
+        raise InvalidArgumentError(
+            f"timestamps must be 'remove', 'freeze' or 'keep', not {timestamps!r}"
+        )
     # One walk over the stream copies each event and notes where each id occurs; the renaming
     # then works per distinct id (a stream of 1,000 deltas names a handful), and only ids
     # whose name changes are written back. Order of first appearance, per event in _rewrite's

@@ -296,6 +296,16 @@ def _value_error(exc: _Invalid, what: str) -> PatchError:
     return PatchError(f"{what} is not valid JSON{at}: {exc.reason}", path=place or None)
 
 
+def _checked_json(value: Any, *, sort: bool, what: str, thorough: bool = False) -> bytes:
+    """:func:`_dumps` of ``value`` that raises :class:`PatchError` naming ``what`` on bad JSON."""
+    try:
+        encoded = _dumps(value, sort=sort)
+        _check_finite(value, encoded, thorough=thorough)
+    except _Invalid as exc:
+        raise _value_error(exc, what) from None
+    return encoded
+
+
 # ----------------------------------------------------------------------------------- public helpers
 
 
@@ -305,12 +315,7 @@ def compact_json(value: JSONValue) -> bytes:
     >>> compact_json({"b": 1, "a": [1.0, True]})
     b'{"b":1,"a":[1.0,true]}'
     """
-    try:
-        encoded = _dumps(value, sort=False)
-        _check_finite(value, encoded)
-    except _Invalid as exc:
-        raise _value_error(exc, "the value") from None
-    return encoded
+    return _checked_json(value, sort=False, what="the value")
 
 
 def canonical_json(value: JSONValue) -> bytes:
@@ -319,12 +324,7 @@ def canonical_json(value: JSONValue) -> bytes:
     >>> canonical_json({"b": 1, "a": None}) == canonical_json({"a": None, "b": 1})
     True
     """
-    try:
-        encoded = _dumps(value, sort=True)
-        _check_finite(value, encoded)
-    except _Invalid as exc:
-        raise _value_error(exc, "the value") from None
-    return encoded
+    return _checked_json(value, sort=True, what="the value")
 
 
 def _kind(value: Any) -> str:
@@ -882,11 +882,6 @@ def diff(a: JSONValue, b: JSONValue) -> list[Operation]:
     >>> diff({"a": 1, "b": [1, 2, 3]}, {"a": 1.0, "b": [1, 3]})
     [{'op': 'replace', 'path': '/a', 'value': 1.0}, {'op': 'remove', 'path': '/b/1'}]
     """
-    encoded = b""
-    for name, value in (("a", a), ("b", b)):
-        try:
-            encoded = _dumps(value, sort=False)
-            _check_finite(value, encoded, thorough=True)
-        except _Invalid as exc:
-            raise _value_error(exc, f"diff argument {name}") from None
-    return _diff_checked(a, b, b_bytes=encoded)[0]
+    _checked_json(a, sort=False, what="diff argument a", thorough=True)
+    b_bytes = _checked_json(b, sort=False, what="diff argument b", thorough=True)
+    return _diff_checked(a, b, b_bytes=b_bytes)[0]

@@ -574,6 +574,8 @@ class SessionProvider:
         """The loopback origin, ``http://127.0.0.1:PORT``."""
         return self._ensure_server().url
 
+    # Four near-copies: each returns its own library's transport type (httpx and httpx2 types
+    # do not mix), so a shared helper would only trade them for casts.
     def transport(self) -> httpx2.BaseTransport:
         """An in-process ``httpx2`` transport: ``httpx2.Client(transport=...)``."""
         from .providers import Httpx2Transport

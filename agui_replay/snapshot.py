@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
+from agui_replay.errors import InvalidArgumentError
+
 from .assertions import explain_stream_diff
 from .events import to_wire
 from .normalize import NormalizedStream, TimestampMode, normalize_events
@@ -146,7 +148,7 @@ def _as_events(data: Any) -> list[dict[str, Any]]:
     if events is not None and not isinstance(data, (list, tuple)):
         data = events
     if not isinstance(data, (list, tuple)):
-        raise TypeError(
+        raise InvalidArgumentError(
             f"an AG-UI snapshot takes a list of events, got {type(data).__name__}; "
             "pass the events list (e.g. agui.run(...)) or use the default `snapshot` fixture"
         )

@@ -35,6 +35,8 @@ import orjson
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
+from agui_replay.errors import InvalidArgumentError
+
 from .client import Session
 from .events import to_wire
 from .patch import json_equal
@@ -131,7 +133,7 @@ def json_values(*, max_depth: int = 3, max_leaves: int = 64) -> st.SearchStrateg
     >>> test()
     """
     if max_depth < 0 or max_leaves < 1:
-        raise ValueError("json_values needs max_depth >= 0 and max_leaves >= 1")
+        raise InvalidArgumentError("json_values needs max_depth >= 0 and max_leaves >= 1")
     scalars = json_scalars()
     if max_depth == 0:
         return scalars
@@ -152,7 +154,7 @@ def json_documents(
 ) -> st.SearchStrategy[dict[str, Any]]:
     """A JSON object (the usual shape of an agent's state) of :func:`json_values`."""
     if max_depth < 1:
-        raise ValueError("json_documents needs max_depth >= 1")
+        raise InvalidArgumentError("json_documents needs max_depth >= 1")
     width = _width(max_depth, max_leaves)
     inner = json_values(max_depth=max_depth - 1, max_leaves=max(1, max_leaves // width))
     return st.dictionaries(json_keys(), inner, max_size=width)
@@ -579,7 +581,7 @@ def chunk_splits(
     n = len(text)
     limit = max_chunks if max_chunks is not None else max(1, n) + (3 if allow_empty else 0)
     if limit < 1:
-        raise ValueError("max_chunks must be at least 1")
+        raise InvalidArgumentError("max_chunks must be at least 1")
     if allow_empty:
         cuts = draw(st.lists(st.integers(0, n), max_size=limit - 1))
         cuts.sort()
@@ -663,6 +665,15 @@ def _text_thread(draw: st.DrawFn, ids: _Ids, chunks: bool) -> Thread:
     return [start, *content, {"type": "TEXT_MESSAGE_END", "messageId": mid}], False
 
 
+def _encrypted_value(draw: st.DrawFn, subtype: str, entity: str) -> dict[str, Any]:
+    return {
+        "type": "REASONING_ENCRYPTED_VALUE",
+        "subtype": subtype,
+        "entityId": entity,
+        "encryptedValue": draw(st.text(alphabet="abcdef0123456789", min_size=1)),
+    }
+
+
 def _tool_thread(draw: st.DrawFn, ids: _Ids, parents: list[str], chunks: bool) -> Thread:
     call_id = ids("call")
     name = draw(st.sampled_from(["search", "get_weather", "write_file", "ask_user"]))
@@ -696,14 +707,7 @@ def _tool_thread(draw: st.DrawFn, ids: _Ids, parents: list[str], chunks: bool) -
         start["parentMessageId"] = parent
     events = [start]
     if draw(st.booleans()):
-        events.append(
-            {
-                "type": "REASONING_ENCRYPTED_VALUE",
-                "subtype": "tool-call",
-                "entityId": call_id,
-                "encryptedValue": draw(st.text(alphabet="abcdef0123456789", min_size=1)),
-            }
-        )
+        events.append(_encrypted_value(draw, "tool-call", call_id))
     events += [{"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": p} for p in pieces]
     events.append({"type": "TOOL_CALL_END", "toolCallId": call_id})
     return events + result, False
@@ -725,14 +729,7 @@ def _reasoning_thread(draw: st.DrawFn, ids: _Ids, chunks: bool) -> Thread:
         ]
         events.append({"type": "REASONING_MESSAGE_END", "messageId": mid})
         if draw(st.booleans()):
-            events.append(
-                {
-                    "type": "REASONING_ENCRYPTED_VALUE",
-                    "subtype": "message",
-                    "entityId": mid,
-                    "encryptedValue": draw(st.text(alphabet="abcdef0123456789", min_size=1)),
-                }
-            )
+            events.append(_encrypted_value(draw, "message", mid))
     events.append({"type": "REASONING_END", "messageId": block})
     return events, chunks
 
@@ -806,7 +803,7 @@ def event_streams(
         kinds = [k for k in STREAM_ITEM_KINDS if chunks or not k.endswith("_chunks")]
     unknown = set(kinds) - set(STREAM_ITEM_KINDS)
     if unknown or not kinds:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"event_streams(kinds=...) takes a non-empty selection of {STREAM_ITEM_KINDS}, "
             f"got {sorted(unknown) or 'nothing'}"
         )

@@ -29,7 +29,7 @@ from typing import Any, Literal, NoReturn
 
 from ag_ui.core import BaseEvent
 
-from .errors import AguiReplayError, EventDecodeError, ProtocolViolation
+from .errors import EventDecodeError, InvalidArgumentError, ProtocolViolation
 from .events import CHUNK_TYPES, EVENT_TYPES, EventLike, WireEvent, to_wire
 
 __all__ = [
@@ -88,7 +88,7 @@ _ABSENT: Any = object()
 _UndoLog = list[tuple[Any, Any, Any]]
 
 
-class InvalidModeError(AguiReplayError, ValueError):
+class InvalidModeError(InvalidArgumentError):
     """A verifier mode other than ``"client"`` or ``"strict"``."""
 
 
@@ -484,14 +484,13 @@ class Verifier:
             )
         if self._phase == _RUNNING:
             still = self._open_summary()
-            run = f' "{self._run_id}"' if self._run_id is not None else ""
             raise ProtocolViolation(
                 rule="incomplete",
                 event_type=None,
                 index=self._count,
                 ids=[i for _, ids in still for i in ids],
-                detail=f"the stream ended inside run{run} without RUN_FINISHED or RUN_ERROR"
-                + (f" (still open: {_describe(still)})" if still else ""),
+                detail=f"the stream ended inside run{self._run_label()} without RUN_FINISHED "
+                "or RUN_ERROR" + (f" (still open: {_describe(still)})" if still else ""),
             )
 
     # -- the rules -------------------------------------------------------------------------
@@ -506,35 +505,35 @@ class Verifier:
             handler(event, kind, index, original, undo)
 
     def _check_phase(self, kind: str, index: int, original: str) -> None:
-        """Rules 1-3: which events may come before, between and after runs."""
+        """Rules 1-3: which events may come before, between and after runs (called only
+        outside a run)."""
         phase = self._phase
-        if phase != _RUNNING:
-            if phase == _IDLE:
-                if kind != "RUN_STARTED" and kind != "RUN_ERROR":
-                    raise ProtocolViolation(
-                        rule="not-started",
-                        event_type=original,
-                        index=index,
-                        detail="a stream must begin with RUN_STARTED (or RUN_ERROR); "
-                        f"send RUN_STARTED before {original}",
-                    )
-            elif phase == _FINISHED:
-                if kind != "RUN_ERROR" and kind != "RUN_STARTED":
-                    raise ProtocolViolation(
-                        rule="run-ended",
-                        event_type=original,
-                        index=index,
-                        detail=f"the run{self._run_label()} already finished with RUN_FINISHED; "
-                        "only RUN_ERROR or a new RUN_STARTED may follow",
-                    )
-            elif kind != "RUN_STARTED":
+        if phase == _IDLE:
+            if kind != "RUN_STARTED" and kind != "RUN_ERROR":
+                raise ProtocolViolation(
+                    rule="not-started",
+                    event_type=original,
+                    index=index,
+                    detail="a stream must begin with RUN_STARTED (or RUN_ERROR); "
+                    f"send RUN_STARTED before {original}",
+                )
+        elif phase == _FINISHED:
+            if kind != "RUN_ERROR" and kind != "RUN_STARTED":
                 raise ProtocolViolation(
                     rule="run-ended",
                     event_type=original,
                     index=index,
-                    detail=f"the run{self._run_label()} already ended with RUN_ERROR; "
-                    "only a new RUN_STARTED may follow",
+                    detail=f"the run{self._run_label()} already finished with RUN_FINISHED; "
+                    "only RUN_ERROR or a new RUN_STARTED may follow",
                 )
+        elif kind != "RUN_STARTED":
+            raise ProtocolViolation(
+                rule="run-ended",
+                event_type=original,
+                index=index,
+                detail=f"the run{self._run_label()} already ended with RUN_ERROR; "
+                "only a new RUN_STARTED may follow",
+            )
 
     def _run_label(self) -> str:
         return f' "{self._run_id}"' if self._run_id is not None else ""

@@ -116,10 +116,36 @@ def test_content_for_an_unknown_id_is_a_warning_when_not_verifying() -> None:
         verify=False,
     )
     assert session.messages == []
-    assert len(session.warnings) == 2
-    assert "ghost" in session.warnings[0]
-    assert "#1" in session.warnings[0]
+    assert session.warnings == [
+        "TEXT_MESSAGE_CONTENT #1: no message with id 'ghost'; ignored",
+        "TEXT_MESSAGE_END #2: no message with id 'ghost'; ignored",
+    ]
     assert session.errors == []
+
+
+def test_text_and_reasoning_events_on_an_activity_id_are_warnings_and_change_nothing() -> None:
+    activity = {"id": "a", "role": "activity", "activityType": "plan", "content": {"x": 1}}
+    session = run(
+        {
+            "type": "ACTIVITY_SNAPSHOT",
+            "messageId": "a",
+            "activityType": "plan",
+            "content": {"x": 1},
+        },
+        *text("a", "x"),
+        {"type": "REASONING_START", "messageId": "r1"},
+        {"type": "REASONING_MESSAGE_START", "messageId": "a", "role": "reasoning"},
+        {"type": "REASONING_MESSAGE_END", "messageId": "a"},
+        {"type": "REASONING_END", "messageId": "r1"},
+    )
+    assert session.messages == [activity]
+    assert session.warnings == [
+        "TEXT_MESSAGE_START #2: message 'a' is an activity message",
+        "TEXT_MESSAGE_CONTENT #3: an activity message with id 'a'; ignored",
+        "TEXT_MESSAGE_END #4: an activity message with id 'a'; ignored",
+        "REASONING_MESSAGE_START #6: message 'a' is an activity message",
+        "REASONING_MESSAGE_END #7: an activity message with id 'a'; ignored",
+    ]
 
 
 # -- tool calls ---------------------------------------------------------------------------------
@@ -651,3 +677,21 @@ def test_importing_the_client_does_not_import_hypothesis() -> None:
     code = "import sys, agui_replay, agui_replay.client; print('hypothesis' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_message_starts_keep_a_subagent_run_id_and_drop_a_null_one() -> None:
+    session = run(
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "subagentRunId": "sub-1"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "n", "subagentRunId": None},
+        {"type": "TEXT_MESSAGE_END", "messageId": "n"},
+        {"type": "REASONING_START", "messageId": "r"},
+        {"type": "REASONING_MESSAGE_START", "messageId": "rm", "subagentRunId": "sub-2"},
+        {"type": "REASONING_MESSAGE_END", "messageId": "rm"},
+        {"type": "REASONING_END", "messageId": "r"},
+    )
+    assert session.messages == [
+        {"id": "m", "role": "assistant", "content": "", "subagentRunId": "sub-1"},
+        {"id": "n", "role": "assistant", "content": ""},
+        {"id": "rm", "role": "reasoning", "content": "", "subagentRunId": "sub-2"},
+    ]

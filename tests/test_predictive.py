@@ -8,6 +8,8 @@ run driver, every stream folded by the client ``Session`` in strict mode.
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,29 +35,13 @@ from agui_replay.server import (
 from agui_replay.server.testing import fold
 from agui_replay.strategies import chunk_splits, json_values
 
-RECIPE: dict[str, Any] = {
-    "title": "Classic Pasta Carbonara",
-    "skill_level": "Intermediate",
-    "special_preferences": ["Authentic Italian"],
-    "cooking_time": "30 min",
-    "ingredients": [
-        {"icon": "🍝", "name": "Spaghetti", "amount": "400g"},
-        {"icon": "🥓", "name": "Guanciale or bacon", "amount": "200g"},
-        {"icon": "🥚", "name": "Egg yolks", "amount": "4"},
-        {"icon": "🧀", "name": "Pecorino Romano", "amount": "100g grated"},
-        {"icon": "🧂", "name": "Black pepper", "amount": "To taste"},
-    ],
-    "instructions": [
-        "Bring a large pot of salted water to boil",
-        "Cut guanciale into small strips and fry until crispy",
-        "Beat egg yolks with grated Pecorino and black pepper",
-        "Cook spaghetti until al dente",
-        "Reserve 1 cup pasta water, then drain pasta",
-        "Remove pan from heat, add hot pasta to guanciale",
-        "Quickly stir in egg mixture, adding pasta water to create creamy sauce",
-        "Serve immediately with extra Pecorino and black pepper",
-    ],
-}
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+# Seed 003's recipe, the one the example agent streams: one copy of the seed's data.
+from examples.recipe.recipe import CARBONARA as RECIPE  # noqa: E402
+
 ARGS = json.dumps({"recipe": RECIPE}, ensure_ascii=False)
 CONFIG = {"recipe": ("update_recipe", "recipe")}
 
@@ -553,6 +539,7 @@ def test_a_rejection_without_the_record_fails_loudly() -> None:
         predict_state=fresh,
     )
     assert session.run_error is not None
+    assert session.run_error["code"] == "PROTOCOL"
     assert "cannot be restored" in session.run_error["message"]
     assert agent.ran == []
 

@@ -442,7 +442,23 @@ def test_recorded_chunks_from_dicts_in_every_accepted_form() -> None:
     )
     assert response.chunks == [Chunk(1.0, "a"), Chunk(0.5, "b"), Chunk(2.0, "3")]
     assert [type(c.offset) for c in response.chunks] == [float, float, float]
-    with pytest.raises(ProviderError, match="'offset'"):
-        RecordedResponse.from_dict({"status": 200, "chunks": [{"data": "a"}]})
-    with pytest.raises(ProviderError, match="chunk must be a JSON object"):
+    with pytest.raises(ProviderError, match=r"response\.chunks\[1\]: chunk has no 'offset'"):
+        RecordedResponse.from_dict({"status": 200, "chunks": [{"offset": 0, "data": "a"}, {}]})
+    with pytest.raises(ProviderError, match=r"chunks\[0\]: chunk must be a JSON object"):
         RecordedResponse.from_dict({"status": 200, "chunks": ["data: a"]})
+    with pytest.raises(ProviderError, match=r"chunks\[0\]: .*\"offset\": seconds"):
+        RecordedResponse.from_dict({"status": 200, "chunks": [{"offset": "soon", "data": "a"}]})
+    with pytest.raises(ProviderError, match=r"response\.status must be an HTTP status code"):
+        RecordedResponse.from_dict({"status": "ok"})
+    with pytest.raises(ProviderError, match="response must be a JSON object, got list"):
+        RecordedResponse.from_dict([])  # type: ignore[arg-type]
+
+
+def test_from_interactions_names_the_bad_interaction() -> None:
+    from agui_replay.errors import ProviderError
+
+    good = {"request": {"method": "POST", "path": "/v1/messages"}, "response": {"status": 200}}
+    with pytest.raises(ProviderError, match=r"interaction #1: interaction has no 'response'"):
+        FakeProvider.from_interactions([good, {"request": good["request"]}])
+    with pytest.raises(ProviderError, match=r"interaction #0: "):
+        FakeProvider.from_interactions(["not an object"])  # type: ignore[list-item]

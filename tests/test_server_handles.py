@@ -78,21 +78,24 @@ def test_a_second_block_is_refused_while_one_is_open(first: str, open_second: ob
 
 
 def test_a_handle_used_after_end_says_so() -> None:
-    ctx, _events = RunContext.new(run_input("t", "r"))
+    ctx, events = RunContext.new(run_input("t", "r"))
     message = ctx.assistant_message()
     message.end()
     with pytest.raises(HandleClosedError, match='text message "r-msg-1" already ended'):
         message.delta("late")
-    with pytest.raises(HandleClosedError):
+    with pytest.raises(HandleClosedError, match=r"end\(\) has nothing to act on"):
         message.end()
-    with pytest.raises(HandleClosedError):
+    with pytest.raises(HandleClosedError, match="the state methods"):
         message.publish_state()
     call = ctx.tool_call("lookup")
     call.result("done")
+    emitted = len(events)
     with pytest.raises(HandleClosedError, match="lookup"):
         call.args("{}")
-    with pytest.raises(HandleClosedError):
+    with pytest.raises(HandleClosedError, match=r"result\(\) has nothing to act on"):
         call.result("again")
+    assert len(events) == emitted, "a refused call on an ended handle emits nothing"
+    assert kinds(events.drain()).count("TEXT_MESSAGE_END") == 1
 
 
 def test_unordered_events_pass_an_open_handle_and_ordered_ones_do_not() -> None:
@@ -234,6 +237,9 @@ def test_step_guard_reads_like_the_context() -> None:
     assert fold(drained).messages[0]["content"] == "looking it up"
     step = ctx.step("explicit")
     step.finish()
+    assert step.ended
+    with pytest.raises(HandleClosedError, match='step "explicit" already finished'):
+        step.end()
     assert kinds(events.drain()) == ["STEP_STARTED", "STEP_FINISHED"]
 
 

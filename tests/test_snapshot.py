@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agui_replay.errors import InvalidArgumentError
 from agui_replay.snapshot import (
     AGUIFoldedSnapshotExtension,
     AGUISnapshotExtension,
@@ -297,5 +298,5 @@ def test_extension_variants() -> None:
         [{"type": "TEXT_MESSAGE_START", "messageId": "uuid-1", "timestamp": 5}]
     )
     assert raw == '{"type": "TEXT_MESSAGE_START", "messageId": "uuid-1", "timestamp": 5}\n'
-    with pytest.raises(TypeError, match="list of events"):
+    with pytest.raises(InvalidArgumentError, match="list of events"):
         AGUISnapshotExtension().serialize({"not": "a stream"})

@@ -223,7 +223,10 @@ class FakeProvider:
         """
         fake = cls(match=match, **options)
         for i, it in enumerate(interactions):
-            inter = it if isinstance(it, Interaction) else Interaction.from_dict(dict(it))
+            try:
+                inter = it if isinstance(it, Interaction) else Interaction.from_dict(dict(it))
+            except (ProviderError, TypeError, ValueError) as exc:
+                raise ProviderError(f"interaction #{i}: {exc}") from None
             fake.turns.append(ReplayTurn(inter, i, realtime))
             fake.served.append(False)
         return fake
@@ -320,8 +323,6 @@ class FakeProvider:
         if isinstance(selected, Plan):
             return selected
         request, turn, position = selected
-        if isinstance(turn, ReplayTurn):
-            return self._replay(turn)
         try:
             deltas, turn = _resolve_sync(turn, request)
         except Exception as exc:
@@ -334,8 +335,6 @@ class FakeProvider:
         if isinstance(selected, Plan):
             return selected
         request, turn, position = selected
-        if isinstance(turn, ReplayTurn):
-            return self._replay(turn)
         try:
             deltas, turn = await _resolve_async(turn, request)
         except Exception as exc:
@@ -352,7 +351,9 @@ class FakeProvider:
 
     def _select(
         self, method: str, path: str, headers: dict[str, str], body: bytes
-    ) -> tuple[ProviderRequest, Turn, int] | Plan:
+    ) -> tuple[ProviderRequest, ScriptTurn, int] | Plan:
+        # A Plan when the answer is known here (models list, error, replayed recording); else
+        # the scripted turn whose content handle / ahandle resolve, each in its own mode.
         api = detect_api(path)
         if method == "GET" and _strip_query(path).rstrip("/").endswith("/models"):
             return json_plan(200, {"object": "list", "data": []})
@@ -372,6 +373,8 @@ class FakeProvider:
         if isinstance(pick, ProviderError):
             return self._fail(request, pick, 500)
         position, turn = pick
+        if isinstance(turn, ReplayTurn):
+            return self._replay(turn)
         return request, turn, position
 
     def _pick(self, request: ProviderRequest) -> tuple[int, Turn] | ProviderError:

@@ -14,7 +14,7 @@ import httpx
 import httpx2
 
 from agui_replay.providers._server import App, AsyncApp
-from agui_replay.providers._wire import Plan, StreamCut
+from agui_replay.providers._wire import Plan, StreamCut, url_target
 
 __all__ = [
     "AsyncApp",
@@ -30,11 +30,6 @@ SyncApp = App
 _CUT_MESSAGE = (
     "peer closed connection without sending complete message body (incomplete chunked read)"
 )
-
-
-def _target(url: httpx2.URL | httpx.URL) -> str:
-    raw = url.raw_path
-    return raw.decode("ascii") if isinstance(raw, bytes) else str(raw)
 
 
 def _sync_chunks(plan: Plan, cut_error: Callable[[], Exception]) -> Iterator[bytes]:
@@ -86,7 +81,7 @@ class Httpx2Transport(httpx2.BaseTransport):
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         body = request.read()
         headers = {k.lower(): v for k, v in request.headers.items()}
-        plan = self._app(request.method, _target(request.url), headers, body)
+        plan = self._app(request.method, url_target(request.url), headers, body)
 
         def cut() -> Exception:
             return httpx2.RemoteProtocolError(_CUT_MESSAGE, request=request)
@@ -108,7 +103,7 @@ class Httpx2AsyncTransport(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         body = await request.aread()
         headers = {k.lower(): v for k, v in request.headers.items()}
-        plan = await self._app(request.method, _target(request.url), headers, body)
+        plan = await self._app(request.method, url_target(request.url), headers, body)
 
         def cut() -> Exception:
             return httpx2.RemoteProtocolError(_CUT_MESSAGE, request=request)
@@ -150,7 +145,7 @@ class HttpxTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         body = request.read()
         headers = {k.lower(): v for k, v in request.headers.items()}
-        plan = self._app(request.method, _target(request.url), headers, body)
+        plan = self._app(request.method, url_target(request.url), headers, body)
 
         def cut() -> Exception:
             return httpx.RemoteProtocolError(_CUT_MESSAGE, request=request)
@@ -172,7 +167,7 @@ class HttpxAsyncTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         body = await request.aread()
         headers = {k.lower(): v for k, v in request.headers.items()}
-        plan = await self._app(request.method, _target(request.url), headers, body)
+        plan = await self._app(request.method, url_target(request.url), headers, body)
 
         def cut() -> Exception:
             return httpx.RemoteProtocolError(_CUT_MESSAGE, request=request)

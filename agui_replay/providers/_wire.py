@@ -55,6 +55,12 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
+def url_target(url: Any) -> str:
+    """The request target (path and query, as sent) of an ``httpx`` or ``httpx2`` URL."""
+    raw = url.raw_path
+    return raw.decode("ascii") if isinstance(raw, bytes) else str(raw)
+
+
 def json_plan(status: int, obj: Any, headers: Iterable[tuple[str, str]] = ()) -> Plan:
     data = dumps(obj).encode()
     return Plan(

@@ -24,6 +24,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from agui_replay.errors import InvalidArgumentError
+
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
@@ -49,7 +51,7 @@ def by_char(text: str) -> list[str]:
 def by_size(text: str, size: int) -> list[str]:
     """Chunks of ``size`` characters (the last may be shorter)."""
     if size < 1:
-        raise ValueError(f"by_size needs a size >= 1, got {size}")
+        raise InvalidArgumentError(f"by_size needs a size >= 1, got {size}")
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 

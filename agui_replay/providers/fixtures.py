@@ -61,11 +61,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 @pytest.fixture
 def fake_provider() -> Iterator[FakeProvider]:
     """A fresh FakeProvider; script it with ``fake_provider.reply(...)``."""
-    fake = FakeProvider()
-    try:
+    with FakeProvider() as fake:
         yield fake
-    finally:
-        fake.close()
 
 
 @pytest.fixture
@@ -80,13 +77,10 @@ def openai_client(fake_provider_server: LoopbackServer) -> Iterator[openai.OpenA
     """``openai.OpenAI`` talking to ``fake_provider`` over the loopback server."""
     import openai
 
-    client = openai.OpenAI(
+    with openai.OpenAI(
         base_url=fake_provider_server.base_url, api_key=_DUMMY_KEY, max_retries=0
-    )
-    try:
+    ) as client:
         yield client
-    finally:
-        client.close()
 
 
 @pytest.fixture
@@ -96,13 +90,10 @@ async def async_openai_client(
     """``openai.AsyncOpenAI`` talking to ``fake_provider`` (needs an async test runner)."""
     import openai
 
-    client = openai.AsyncOpenAI(
+    async with openai.AsyncOpenAI(
         base_url=fake_provider_server.base_url, api_key=_DUMMY_KEY, max_retries=0
-    )
-    try:
+    ) as client:
         yield client
-    finally:
-        await client.close()
 
 
 @pytest.fixture
@@ -110,10 +101,7 @@ def anthropic_client(fake_provider_server: LoopbackServer) -> Iterator[anthropic
     """``anthropic.Anthropic`` talking to ``fake_provider`` over the loopback server."""
     import anthropic
 
-    client = anthropic.Anthropic(
+    with anthropic.Anthropic(
         base_url=fake_provider_server.anthropic_base_url, api_key=_DUMMY_KEY, max_retries=0
-    )
-    try:
+    ) as client:
         yield client
-    finally:
-        client.close()

@@ -108,11 +108,12 @@ class RecordedResponse:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RecordedResponse:
+        status = _req(d, "status", "response")
         chunks = d.get("chunks") or []
         if not isinstance(chunks, list):
             raise ProviderError(f"response.chunks must be a list, got {type(chunks).__name__}")
         return cls(
-            int(_req(d, "status", "response")),
+            _status(status),
             dict(d.get("headers") or {}),
             _chunks(chunks),
             d.get("body"),
@@ -124,13 +125,19 @@ def _chunks(items: list[Any]) -> list[Chunk]:
     # well-formed case without the per-field checks of Chunk.from_dict (same result).
     out: list[Chunk] = []
     append = out.append
-    for c in items:
+    for i, c in enumerate(items):
         if c.__class__ is dict:
             offset, data = c.get("offset"), c.get("data")
             if data.__class__ is str and (offset.__class__ is float or offset.__class__ is int):
                 append(Chunk(float(offset), data))
                 continue
-        append(Chunk.from_dict(c))
+        try:
+            append(Chunk.from_dict(c))
+        except (ProviderError, TypeError, ValueError) as exc:
+            raise ProviderError(
+                f"response.chunks[{i}]: {exc}; a chunk is "
+                '{"offset": seconds since the request, "data": "text of one network read"}'
+            ) from None
     return out
 
 
@@ -146,8 +153,6 @@ class Interaction:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Interaction:
-        if not isinstance(d, dict):
-            raise ProviderError(f"an interaction must be a JSON object, got {type(d).__name__}")
         return cls(
             RecordedRequest.from_dict(_req(d, "request", "interaction")),
             RecordedResponse.from_dict(_req(d, "response", "interaction")),
@@ -160,3 +165,12 @@ def _req(d: Any, key: str, what: str) -> Any:
     if key not in d:
         raise ProviderError(f"{what} has no {key!r} field (keys: {', '.join(sorted(d))})")
     return d[key]
+
+
+def _status(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ProviderError(
+            f"response.status must be an HTTP status code such as 200, got {value!r}"
+        ) from None

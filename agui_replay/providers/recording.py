@@ -19,13 +19,13 @@ import codecs
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from agui_replay.errors import ProviderError
 from agui_replay.providers._server import LoopbackServer
-from agui_replay.providers._wire import Plan, StreamCut, error_plan
+from agui_replay.providers._wire import Plan, StreamCut, error_plan, url_target
 from agui_replay.providers.interaction import (
     Chunk,
     Interaction,
@@ -151,6 +151,23 @@ class _Capture:
             offset = round(time.monotonic() - self.started, 6)
             scrubbed = self.recorder.scrubber.text(text)
             self.interaction.response.chunks.append(Chunk(offset, scrubbed))
+
+    def relay(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        """Pass a response body through, recording each read; the capture ends with it."""
+        try:
+            for data in chunks:
+                self.chunk(data)
+                yield data
+        finally:
+            self.finish()
+
+    async def arelay(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+        try:
+            async for data in chunks:
+                self.chunk(data)
+                yield data
+        finally:
+            self.finish()
 
     def finish(self) -> None:
         if self._finished:
@@ -346,12 +363,18 @@ class ProxyApp:
         return Plan(response.status_code, out_headers, body_writes(), streaming=streaming)
 
 
-# --- transport wrappers (one per library and mode; the libraries' types do not mix) ----------
+# --- transport wrappers -----------------------------------------------------------------------
+# One per library and mode: httpx and httpx2 share an API but not their types (a response must
+# carry the library's own ByteStream subclass, a wrapper must subclass its BaseTransport), so
+# only these thin shells repeat; the recording itself is _open and _Capture.relay / arelay.
 
 
-def _path_of(url: Any) -> str:
-    raw = url.raw_path
-    return raw.decode("ascii") if isinstance(raw, bytes) else str(raw)
+def _open(recorder: Recorder, request: httpx.Request | httpx2.Request, body: bytes) -> _Capture:
+    capture = recorder._begin(
+        request.method, url_target(request.url), dict(request.headers.items()), body
+    )
+    request.headers["accept-encoding"] = "identity"
+    return capture
 
 
 def _make_h2_sync(recorder: Recorder, inner: httpx2.BaseTransport) -> httpx2.BaseTransport:
@@ -363,23 +386,14 @@ def _make_h2_sync(recorder: Recorder, inner: httpx2.BaseTransport) -> httpx2.Bas
             self._capture = capture
 
         def __iter__(self) -> Iterator[bytes]:
-            try:
-                for data in self._inner:
-                    self._capture.chunk(data)
-                    yield data
-            finally:
-                self._capture.finish()
+            return self._capture.relay(self._inner)
 
         def close(self) -> None:
             self._inner.close()
 
     class _Transport(httpx2.BaseTransport):
         def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-            body = request.read()
-            capture = recorder._begin(
-                request.method, _path_of(request.url), dict(request.headers.items()), body
-            )
-            request.headers["accept-encoding"] = "identity"
+            capture = _open(recorder, request, request.read())
             response = inner.handle_request(request)
             capture.response(response.status_code, dict(response.headers.items()))
             return httpx2.Response(
@@ -406,24 +420,15 @@ def _make_h2_async(
             self._inner = inner_stream
             self._capture = capture
 
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            try:
-                async for data in self._inner:
-                    self._capture.chunk(data)
-                    yield data
-            finally:
-                self._capture.finish()
+        def __aiter__(self) -> AsyncIterator[bytes]:
+            return self._capture.arelay(self._inner)
 
         async def aclose(self) -> None:
             await self._inner.aclose()
 
     class _Transport(httpx2.AsyncBaseTransport):
         async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-            body = await request.aread()
-            capture = recorder._begin(
-                request.method, _path_of(request.url), dict(request.headers.items()), body
-            )
-            request.headers["accept-encoding"] = "identity"
+            capture = _open(recorder, request, await request.aread())
             response = await inner.handle_async_request(request)
             capture.response(response.status_code, dict(response.headers.items()))
             return httpx2.Response(
@@ -449,23 +454,14 @@ def _make_hx_sync(recorder: Recorder, inner: httpx.BaseTransport) -> httpx.BaseT
             self._capture = capture
 
         def __iter__(self) -> Iterator[bytes]:
-            try:
-                for data in self._inner:
-                    self._capture.chunk(data)
-                    yield data
-            finally:
-                self._capture.finish()
+            return self._capture.relay(self._inner)
 
         def close(self) -> None:
             self._inner.close()
 
     class _Transport(httpx.BaseTransport):
         def handle_request(self, request: httpx.Request) -> httpx.Response:
-            body = request.read()
-            capture = recorder._begin(
-                request.method, _path_of(request.url), dict(request.headers.items()), body
-            )
-            request.headers["accept-encoding"] = "identity"
+            capture = _open(recorder, request, request.read())
             response = inner.handle_request(request)
             capture.response(response.status_code, dict(response.headers.items()))
             return httpx.Response(
@@ -490,24 +486,15 @@ def _make_hx_async(recorder: Recorder, inner: httpx.AsyncBaseTransport) -> httpx
             self._inner = inner_stream
             self._capture = capture
 
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            try:
-                async for data in self._inner:
-                    self._capture.chunk(data)
-                    yield data
-            finally:
-                self._capture.finish()
+        def __aiter__(self) -> AsyncIterator[bytes]:
+            return self._capture.arelay(self._inner)
 
         async def aclose(self) -> None:
             await self._inner.aclose()
 
     class _Transport(httpx.AsyncBaseTransport):
         async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-            body = await request.aread()
-            capture = recorder._begin(
-                request.method, _path_of(request.url), dict(request.headers.items()), body
-            )
-            request.headers["accept-encoding"] = "identity"
+            capture = _open(recorder, request, await request.aread())
             response = await inner.handle_async_request(request)
             capture.response(response.status_code, dict(response.headers.items()))
             return httpx.Response(

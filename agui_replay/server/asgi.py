@@ -45,6 +45,8 @@ _STREAM_HEADERS = [
     (b"x-accel-buffering", b"no"),
     (b"vary", b"accept"),
 ]
+# Media ranges that admit the stream, by specificity: the most specific match decides.
+_SSE_RANGES = {SSE_MEDIA_TYPE: 2, "text/*": 1, "*/*": 0}
 
 
 def _refuse(status: int, code: str, message: str, **headers: str) -> JSONResponse:
@@ -66,7 +68,7 @@ def accepts_event_stream(accept: str | None) -> bool:
     best: tuple[int, float] | None = None
     for item in accept.split(","):
         media, *params = (piece.strip() for piece in item.split(";"))
-        specificity = {SSE_MEDIA_TYPE: 2, "text/*": 1, "*/*": 0}.get(media.lower())
+        specificity = _SSE_RANGES.get(media.lower())
         if specificity is None:
             continue
         quality = 1.0

@@ -48,6 +48,7 @@ __all__ = ["InvalidInputError", "RunContext", "coerce_input", "run_input"]
 
 S = TypeVar("S")
 T = TypeVar("T")
+B = TypeVar("B", bound="_Block[Any]")
 
 _TEXT_ROLES = ("assistant", "developer", "system", "user")
 _MESSAGE_ADAPTER: TypeAdapter[Any] = TypeAdapter(Message)
@@ -356,8 +357,11 @@ class RunContext(StateAccess[S]):
                 f"the open handle."
             )
 
-    def _take(self, block: _Block[S]) -> None:
+    def _opened(self, block: B) -> B:
+        """Emit ``block``'s opening events, then hold it as the open block."""
+        block._open()
         self._block = block
+        return block
 
     def _release(self, block: _Block[Any]) -> None:
         if self._block is block:
@@ -404,13 +408,13 @@ class RunContext(StateAccess[S]):
         """Open a message with ``role`` ("assistant", "user", "system", "developer")."""
         self._refuse_if_open(f"a new {role} message")
         self._check_role(role)
-        return self._open_message(self.new_message_id(), role)
+        return self._opened(MessageHandle(self, self.new_message_id(), role))
 
     def message_with_id(self, id: str, role: str = "assistant") -> MessageHandle[S]:
         """Open a message under an id you choose (the counter does not advance)."""
         self._refuse_if_open(f'message "{id}"')
         self._check_role(role)
-        return self._open_message(MessageId(id), role)
+        return self._opened(MessageHandle(self, MessageId(id), role))
 
     def say(self, text: str) -> MessageId:
         """Emit a whole assistant message (start, one content, end); returns its id."""
@@ -421,12 +425,12 @@ class RunContext(StateAccess[S]):
     def reasoning(self) -> ReasoningHandle[S]:
         """Open a reasoning block under a fresh id (``REASONING_START``, message start)."""
         self._refuse_if_open("a reasoning block")
-        return self._open_reasoning(self.new_message_id())
+        return self._opened(ReasoningHandle(self, self.new_message_id()))
 
     def reasoning_with_id(self, id: str) -> ReasoningHandle[S]:
         """Open a reasoning block under an id you choose."""
         self._refuse_if_open(f'reasoning block "{id}"')
-        return self._open_reasoning(MessageId(id))
+        return self._opened(ReasoningHandle(self, MessageId(id)))
 
     def think(self, text: str) -> MessageId:
         """Emit a whole reasoning block (five events); returns its id."""
@@ -478,27 +482,13 @@ class RunContext(StateAccess[S]):
                 code="PROTOCOL",
             )
 
-    def _open_message(self, id: MessageId, role: str) -> MessageHandle[S]:
-        handle = MessageHandle(self, id, role)
-        handle._open()
-        self._take(handle)
-        return handle
-
-    def _open_reasoning(self, id: MessageId) -> ReasoningHandle[S]:
-        handle = ReasoningHandle(self, id)
-        handle._open()
-        self._take(handle)
-        return handle
-
     def _open_tool_call(
         self, id: ToolCallId, name: str, parent_message_id: str | None
     ) -> ToolCallHandle[S]:
         # The result's message id is taken now, so ids follow the order calls opened in.
         handle = ToolCallHandle(self, id, name, self.new_message_id(), parent_message_id)
         handle._prediction = predictions_for(self._predict_state, handle)
-        handle._open()
-        self._take(handle)
-        return handle
+        return self._opened(handle)
 
     def __repr__(self) -> str:
         return f"<RunContext thread={self.thread_id!r} run={self.run_id!r}>"

@@ -149,6 +149,26 @@ class _Run:
         self.predict_state = predict_state
         self.sink = EventSink(verifier=Verifier("strict"), token=token, on_push=on_push)
 
+    @classmethod
+    def prepare(
+        cls,
+        agent: Any,
+        input: RunAgentInput | Mapping[str, Any],
+        state_type: Any,
+        cancellation: CancellationToken | None,
+        predict_state: PredictState | Mapping[str, Any] | None,
+        require_confirmation: bool | None,
+        on_push: Callable[[], None] | None = None,
+    ) -> _Run:
+        """A run from the drivers' arguments, each falling back to the agent's attribute."""
+        return cls(
+            coerce_input(input),
+            _state_type(agent, state_type),
+            cancellation if cancellation is not None else CancellationToken(),
+            on_push=on_push,
+            predict_state=_predict_state(agent, predict_state, require_confirmation),
+        )
+
     def start(self) -> RunContext[Any] | None:
         """``RUN_STARTED`` and the state; ``None`` when the run already ended."""
         self.sink.emit_closing(
@@ -249,8 +269,6 @@ async def run_agent(
     away) cancels the run.
     """
     fn = _entry_point(agent)
-    predictive = _predict_state(agent, predict_state, require_confirmation)
-    token = cancellation if cancellation is not None else CancellationToken()
     loop = asyncio.get_running_loop()
     loop_thread = threading.get_ident()
     ready = asyncio.Event()
@@ -261,13 +279,10 @@ async def run_agent(
         else:
             loop.call_soon_threadsafe(ready.set)
 
-    run = _Run(
-        coerce_input(input),
-        _state_type(agent, state_type),
-        token,
-        on_push=wake,
-        predict_state=predictive,
+    run = _Run.prepare(
+        agent, input, state_type, cancellation, predict_state, require_confirmation, on_push=wake
     )
+    token = run.sink.token
     ctx = run.start()
     if ctx is None:
         for event in run.sink.drain():
@@ -322,7 +337,7 @@ async def _call(fn: Callable[[RunContext[Any]], Any], ctx: RunContext[Any]) -> A
         # worker thread its events stream while it works.
         result = await asyncio.to_thread(fn, ctx)
     if inspect.isawaitable(result):
-        result = await _await(result)
+        result = await result
     return result
 
 
@@ -348,9 +363,7 @@ def run_agent_sync(
     fn = _entry_point(agent)
     if _is_async(fn) and _loop_running():
         raise UsageError(_IN_LOOP)
-    token = cancellation if cancellation is not None else CancellationToken()
-    predictive = _predict_state(agent, predict_state, require_confirmation)
-    run = _Run(coerce_input(input), _state_type(agent, state_type), token, predict_state=predictive)
+    run = _Run.prepare(agent, input, state_type, cancellation, predict_state, require_confirmation)
     ctx = run.start()
     if ctx is None:
         return run.sink.drain()

@@ -63,7 +63,7 @@ __all__ = [
 
 S = TypeVar("S")
 T = TypeVar("T")
-H = TypeVar("H", bound="_Block[Any]")
+H = TypeVar("H", bound="_Scope[Any]")
 
 
 class HandleClosedError(AguiReplayError, RuntimeError):
@@ -86,17 +86,11 @@ def _compact_json(value: Any) -> str:
     return json.dumps(plain, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-class _Block(StateAccess[S]):
-    """What a message, a reasoning block and a tool call share."""
+class _Scope(StateAccess[S]):
+    """What a step and a block share: ended once, and a ``with`` block that ends them."""
 
-    kind = "block"
-
-    def __init__(self, ctx: RunContext[S], id: str) -> None:
-        self._ctx = ctx
-        self._id = id
-        self._ended = False
-
-    # -- bookkeeping ----------------------------------------------------------------------
+    _ctx: RunContext[S]
+    _ended: bool
 
     @property
     def ended(self) -> bool:
@@ -104,7 +98,57 @@ class _Block(StateAccess[S]):
         return self._ended
 
     def describe(self) -> str:
+        raise NotImplementedError
+
+    def _finish(self) -> None:
+        raise NotImplementedError
+
+    def close_quietly(self) -> None:
+        """End if still open, swallowing any error (used on the way out of a failing run)."""
+        if self._ended:
+            return
+        # There is a more important error on its way out (or the run is ending anyway).
+        with contextlib.suppress(Exception):
+            self._finish()
+
+    def __enter__(self: H) -> H:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._ended:
+            return
+        if exc is None:
+            self._finish()
+            return
+        try:
+            self._finish()
+        except Exception as close_error:
+            # Closing never hides the error that is already on its way out.
+            _add_note(exc, f"while closing {self.describe()}: {close_error}")
+
+
+class _Block(_Scope[S]):
+    """What a message, a reasoning block and a tool call share."""
+
+    kind = "block"
+
+    def __init__(self, ctx: RunContext[S], id: str) -> None:
+        self._ctx = ctx
+        # A plain str, made once: every event of the block carries it.
+        self._id = str(id)
+        self._ended = False
+
+    def describe(self) -> str:
         return f'{self.kind} "{self._id}"'
+
+    def _open(self) -> None:
+        """Emit the opening events (the run context calls it, then holds the block)."""
+        raise NotImplementedError
 
     def _live(self, action: str) -> EventSink:
         if self._ended:
@@ -145,14 +189,6 @@ class _Block(StateAccess[S]):
         """Emit the terminator. Raises if this handle already ended."""
         self._finish()
 
-    def close_quietly(self) -> None:
-        """End if still open, swallowing any error (used on the way out of a failing run)."""
-        if self._ended:
-            return
-        # There is a more important error on its way out (or the run is ending anyway).
-        with contextlib.suppress(Exception):
-            self._finish()
-
     # -- unordered events beside the block ------------------------------------------------
 
     def emit(self, event: EventLike) -> BaseEvent:
@@ -167,28 +203,6 @@ class _Block(StateAccess[S]):
                 f"{self.kind} first, then emit it from the run context"
             )
         return sink.emit(model)
-
-    # -- context manager ------------------------------------------------------------------
-
-    def __enter__(self: H) -> H:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._ended:
-            return
-        if exc is None:
-            self._finish()
-            return
-        try:
-            self._finish()
-        except Exception as close_error:
-            # Closing never hides the error that is already on its way out.
-            _add_note(exc, f"while closing {self.describe()}: {close_error}")
 
     def __repr__(self) -> str:
         state = "ended" if self._ended else "open"
@@ -205,26 +219,25 @@ class MessageHandle(_Block[S]):
 
     def __init__(self, ctx: RunContext[S], id: MessageId, role: str) -> None:
         super().__init__(ctx, id)
-        self._message_id = id
         self.role = role
 
     @property
     def id(self) -> MessageId:
         """The id every event of this message carries."""
-        return self._message_id
+        return MessageId(self._id)
 
     def _open(self) -> None:
         self._ctx._sink.emit(
-            TextMessageStartEvent(message_id=str(self._id), role=self.role)  # type: ignore[arg-type]
+            TextMessageStartEvent(message_id=self._id, role=self.role)  # type: ignore[arg-type]
         )
 
     def delta(self, text: str) -> None:
         """Append text: one ``TEXT_MESSAGE_CONTENT``. Synchronous; nothing to await."""
         sink = self._live("delta()")
-        sink.emit(TextMessageContentEvent(message_id=str(self._id), delta=text))
+        sink.emit(TextMessageContentEvent(message_id=self._id, delta=text))
 
     def _close_events(self) -> list[BaseEvent]:
-        return [TextMessageEndEvent(message_id=str(self._id))]
+        return [TextMessageEndEvent(message_id=self._id)]
 
 
 class ReasoningHandle(_Block[S]):
@@ -236,44 +249,40 @@ class ReasoningHandle(_Block[S]):
 
     kind = "reasoning block"
 
-    def __init__(self, ctx: RunContext[S], id: MessageId) -> None:
-        super().__init__(ctx, id)
-        self._message_id = id
-
     @property
     def id(self) -> MessageId:
         """The id of the block and of the reasoning message inside it."""
-        return self._message_id
+        return MessageId(self._id)
 
     def _open(self) -> None:
         sink = self._ctx._sink
-        sink.emit(ReasoningStartEvent(message_id=str(self._id)))
+        sink.emit(ReasoningStartEvent(message_id=self._id))
         try:
-            sink.emit(ReasoningMessageStartEvent(message_id=str(self._id)))
+            sink.emit(ReasoningMessageStartEvent(message_id=self._id))
         except BaseException:
             # The block is open on the wire; do not leave it half-open.
             with contextlib.suppress(Exception):  # the start failure is the error to report
-                sink.emit_closing(ReasoningEndEvent(message_id=str(self._id)))
+                sink.emit_closing(ReasoningEndEvent(message_id=self._id))
             raise
 
     def delta(self, text: str) -> None:
         """Append reasoning text: one ``REASONING_MESSAGE_CONTENT``."""
         sink = self._live("delta()")
-        sink.emit(ReasoningMessageContentEvent(message_id=str(self._id), delta=text))
+        sink.emit(ReasoningMessageContentEvent(message_id=self._id, delta=text))
 
     def encrypted_value(self, value: str) -> None:
         """Attach the provider's opaque reasoning signature (``REASONING_ENCRYPTED_VALUE``)."""
         sink = self._live("encrypted_value()")
         sink.emit(
             ReasoningEncryptedValueEvent(
-                subtype="message", entity_id=str(self._id), encrypted_value=value
+                subtype="message", entity_id=self._id, encrypted_value=value
             )
         )
 
     def _close_events(self) -> list[BaseEvent]:
         return [
-            ReasoningMessageEndEvent(message_id=str(self._id)),
-            ReasoningEndEvent(message_id=str(self._id)),
+            ReasoningMessageEndEvent(message_id=self._id),
+            ReasoningEndEvent(message_id=self._id),
         ]
 
 
@@ -296,7 +305,6 @@ class ToolCallHandle(_Block[S]):
         parent_message_id: str | None,
     ) -> None:
         super().__init__(ctx, id)
-        self._call_id = id
         self.name = name
         self.parent_message_id = parent_message_id
         self._result_message_id = result_message_id
@@ -311,7 +319,7 @@ class ToolCallHandle(_Block[S]):
     @property
     def id(self) -> ToolCallId:
         """The id every event of this call carries."""
-        return self._call_id
+        return ToolCallId(self._id)
 
     @property
     def result_message_id(self) -> MessageId:
@@ -326,7 +334,7 @@ class ToolCallHandle(_Block[S]):
     def _open(self) -> None:
         self._ctx._sink.emit(
             ToolCallStartEvent(
-                tool_call_id=str(self._id),
+                tool_call_id=self._id,
                 tool_call_name=self.name,
                 parent_message_id=self.parent_message_id,
             )
@@ -335,7 +343,7 @@ class ToolCallHandle(_Block[S]):
     def args(self, fragment: str) -> None:
         """Append a fragment of the argument JSON: one ``TOOL_CALL_ARGS``."""
         sink = self._live("args()")
-        sink.emit(ToolCallArgsEvent(tool_call_id=str(self._id), delta=fragment))
+        sink.emit(ToolCallArgsEvent(tool_call_id=self._id, delta=fragment))
         self._args.append(fragment)
         if self._prediction is not None:
             self._prediction.feed(fragment)
@@ -355,7 +363,7 @@ class ToolCallHandle(_Block[S]):
         sink = self._live("encrypted_value()")
         sink.emit(
             ReasoningEncryptedValueEvent(
-                subtype="tool-call", entity_id=str(self._id), encrypted_value=value
+                subtype="tool-call", entity_id=self._id, encrypted_value=value
             )
         )
 
@@ -373,7 +381,7 @@ class ToolCallHandle(_Block[S]):
         self._ctx._sink.emit(
             ToolCallResultEvent(
                 message_id=str(self._result_message_id),
-                tool_call_id=str(self._id),
+                tool_call_id=self._id,
                 content=content,
                 role="tool",
             )
@@ -429,10 +437,10 @@ class ToolCallHandle(_Block[S]):
         super().__exit__(exc_type, exc, tb)
 
     def _close_events(self) -> list[BaseEvent]:
-        return [ToolCallEndEvent(tool_call_id=str(self._id))]
+        return [ToolCallEndEvent(tool_call_id=self._id)]
 
 
-class StepGuard(StateAccess[S]):
+class StepGuard(_Scope[S]):
     """One open step (``STEP_STARTED`` has gone out; ``end()`` emits ``STEP_FINISHED``).
 
     A step is a scope, not a stream: messages, tool calls and other steps open inside it, and
@@ -449,10 +457,6 @@ class StepGuard(StateAccess[S]):
     def ctx(self) -> RunContext[S]:
         """The run context this step belongs to."""
         return self._ctx
-
-    @property
-    def ended(self) -> bool:
-        return self._ended
 
     def describe(self) -> str:
         return f'step "{self.name}"'
@@ -475,7 +479,10 @@ class StepGuard(StateAccess[S]):
 
     def _finish(self) -> None:
         if self._ended:
-            raise HandleClosedError(f"{self.describe()} already finished")
+            raise HandleClosedError(
+                f"{self.describe()} already finished, so it cannot finish again; "
+                f"open a new step from the run context instead"
+            )
         self._ended = True
         self._ctx._release_step(self)
         self._ctx._sink.emit_closing(StepFinishedEvent(step_name=self.name))
@@ -493,36 +500,18 @@ class StepGuard(StateAccess[S]):
 
     finish = end  # the Rust name
 
-    def close_quietly(self) -> None:
-        """Finish if still open, swallowing any error."""
-        if self._ended:
-            return
-        # There is a more important error on its way out (or the run is ending anyway).
-        with contextlib.suppress(Exception):
-            self._finish()
-
-    def __enter__(self) -> StepGuard[S]:
-        return self
-
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._ended:
-            return
-        # What the step's body left open ends before the step does (Rust drops inner handles
-        # first); failures there are swallowed so the step itself still finishes.
-        for inner in self._inner_open():
-            inner.close_quietly()
-        if exc is None:
-            self._finish()
-            return
-        try:
-            self._finish()
-        except Exception as close_error:
-            _add_note(exc, f"while closing {self.describe()}: {close_error}")
+        if not self._ended:
+            # What the step's body left open ends before the step does (Rust drops inner
+            # handles first); failures there are swallowed so the step itself still finishes.
+            for inner in self._inner_open():
+                inner.close_quietly()
+        super().__exit__(exc_type, exc, tb)
 
     # -- the run context's emitters, so a step reads like the context it scopes -----------
 

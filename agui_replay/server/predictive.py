@@ -78,6 +78,10 @@ CONFIRMATION_REASON = "tool_call"
 
 _MISSING: Any = object()
 
+# A confirmation interrupt's id is the call's id plus this, so a run answering it can find the
+# call in its messages even when the store has no record of the pause.
+_CONFIRM_SUFFIX = "-confirm"
+
 
 class PredictStateError(AguiReplayError, ValueError):
     """A ``predict_state`` configuration that cannot be read."""
@@ -543,9 +547,7 @@ class CallPrediction:
         run_state, sink = self.handle._state_parts()
         wire = _object_state(encode_state(run_state.value), self.handle)
         if self.previous is None:
-            self.previous = _clone(
-                {r.state_key: wire[r.state_key] for r in self.rules if r.state_key in wire}
-            )
+            self.previous = _values_before(self.rules, wire)
         predicted = dict(wire)
         for rule, value in values:
             predicted[rule.state_key] = value
@@ -634,6 +636,14 @@ def _clone(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
+def _values_before(rules: Iterable[StateFromArgument], wire: dict[str, Any]) -> dict[str, Any]:
+    """The mapped keys as the state holds them now (a key it lacks stays out), copied."""
+    values: dict[str, Any] = _clone(
+        {r.state_key: wire[r.state_key] for r in rules if r.state_key in wire}
+    )
+    return values
+
+
 # -- pausing and resuming ----------------------------------------------------------------------
 
 
@@ -656,10 +666,8 @@ def request_confirmation(
         prediction.paused = True
     run_state, _ = handle._state_parts()
     wire = encode_state(run_state.value)
-    previous = {}
-    if isinstance(wire, dict):
-        previous = {r.state_key: wire[r.state_key] for r in rules if r.state_key in wire}
-    interrupt_id = f"{handle.id}-confirm"
+    previous = _values_before(rules, wire) if isinstance(wire, dict) else {}
+    interrupt_id = f"{handle.id}{_CONFIRM_SUFFIX}"
     config.confirmations.put(
         PendingConfirmation(
             thread_id=ctx.thread_id,
@@ -669,7 +677,7 @@ def request_confirmation(
             arguments=handle.raw_args,
             parent_message_id=handle.parent_message_id,
             rules=rules,
-            previous=_clone(previous),
+            previous=previous,
         )
     )
     handle.end()
@@ -780,8 +788,7 @@ def resumed_tool_call(ctx: RunContext[S], name: str | None = None) -> ResumedToo
         ctx._resumed_interrupts.add(entry.interrupt_id)
         ctx._refuse_if_open(f'the resumed tool call "{record.tool_call_id}" ({record.tool})')
         handle: ResumedToolCall[S] = ResumedToolCall(ctx, record, entry, ctx.new_message_id())
-        handle._open()
-        ctx._take(handle)
+        ctx._opened(handle)
         handle._after_open()
         return handle
     return None
@@ -793,10 +800,9 @@ def _record_from_messages(
     """Rebuild an approval from the conversation when the store has no record (another
     process paused the run). Without the record the pre-prediction state is unknown, so a
     rejection cannot be undone: that fails loudly instead of guessing."""
-    suffix = "-confirm"
-    if not entry.interrupt_id.endswith(suffix):
+    if not entry.interrupt_id.endswith(_CONFIRM_SUFFIX):
         return None
-    call_id = entry.interrupt_id[: -len(suffix)]
+    call_id = entry.interrupt_id[: -len(_CONFIRM_SUFFIX)]
     for message in ctx.messages:
         if not isinstance(message, AssistantMessage):
             continue

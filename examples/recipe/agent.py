@@ -98,9 +98,8 @@ class RecipeAgent:
                         call.result(REJECTED)
                         answered[call.id] = REJECTED
                 if not any(call.id in _call_ids(m) for m in ctx.messages):
-                    transcript += _call_messages(
-                        call, answered[call.id]
-                    )  # a client without history
+                    # A client that sent no history: the model still needs the call it made.
+                    transcript += _call_messages(call, answered[call.id])
             for _ in range(MAX_MODEL_TURNS):
                 messages = [*conversation(ctx, answered), *transcript]
                 turn = await self.model_turn(ctx, api, messages)

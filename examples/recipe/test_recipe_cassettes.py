@@ -43,6 +43,14 @@ from .recipe import CARBONARA, UPDATE_RECIPE
 ARGUMENTS = json.dumps({"recipe": CARBONARA}, ensure_ascii=False)
 UPDATED = "Here's a classic carbonara: guanciale, egg yolks and Pecorino, no cream."
 KEPT = "No problem, I left your recipe as it was."
+# How a run that executes update_recipe ends: the call's result, the model's reply, the run's end.
+ANSWERED_THEN_REPLY = [
+    "TOOL_CALL_END",
+    "TOOL_CALL_RESULT",
+    "TEXT_MESSAGE_START",
+    "TEXT_MESSAGE_END",
+    "RUN_FINISHED",
+]
 
 
 def scripted_model(request: ProviderRequest) -> Iterator[str | ToolCallDelta]:
@@ -104,11 +112,7 @@ def test_the_recipe_streams_into_the_state(
             "STATE_SNAPSHOT",
             "STATE_DELTA",
             "STATE_SNAPSHOT",
-            "TOOL_CALL_END",
-            "TOOL_CALL_RESULT",
-            "TEXT_MESSAGE_START",
-            "TEXT_MESSAGE_END",
-            "RUN_FINISHED",
+            *ANSWERED_THEN_REPLY,
         ],
         in_order=True,
     )
@@ -144,11 +148,7 @@ def test_confirming_then_approving_the_recipe(agui: CassetteSession, agui_snapsh
             "RUN_STARTED",
             "TOOL_CALL_START",
             "STATE_SNAPSHOT",
-            "TOOL_CALL_END",
-            "TOOL_CALL_RESULT",
-            "TEXT_MESSAGE_START",
-            "TEXT_MESSAGE_END",
-            "RUN_FINISHED",
+            *ANSWERED_THEN_REPLY,
         ],
         in_order=True,
     )
