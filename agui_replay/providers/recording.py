@@ -20,7 +20,7 @@ import re
 import threading
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import urlsplit
 
 from agui_replay.errors import ProviderError
@@ -241,7 +241,9 @@ class Recorder:
         """Wrap an ``httpx2`` transport (default ``httpx2.HTTPTransport()``)."""
         import httpx2
 
-        return _make_h2_sync(self, inner or httpx2.HTTPTransport())
+        return cast(
+            "httpx2.BaseTransport", _wrap_sync(httpx2, self, inner or httpx2.HTTPTransport())
+        )
 
     def async_transport(
         self, inner: httpx2.AsyncBaseTransport | None = None
@@ -249,13 +251,14 @@ class Recorder:
         """Wrap an async ``httpx2`` transport (default ``httpx2.AsyncHTTPTransport()``)."""
         import httpx2
 
-        return _make_h2_async(self, inner or httpx2.AsyncHTTPTransport())
+        wrapped = _wrap_async(httpx2, self, inner or httpx2.AsyncHTTPTransport())
+        return cast("httpx2.AsyncBaseTransport", wrapped)
 
     def httpx_transport(self, inner: httpx.BaseTransport | None = None) -> httpx.BaseTransport:
         """Wrap an ``httpx`` transport (default ``httpx.HTTPTransport()``)."""
         import httpx
 
-        return _make_hx_sync(self, inner or httpx.HTTPTransport())
+        return cast("httpx.BaseTransport", _wrap_sync(httpx, self, inner or httpx.HTTPTransport()))
 
     def httpx_async_transport(
         self, inner: httpx.AsyncBaseTransport | None = None
@@ -263,7 +266,8 @@ class Recorder:
         """Wrap an async ``httpx`` transport (default ``httpx.AsyncHTTPTransport()``)."""
         import httpx
 
-        return _make_hx_async(self, inner or httpx.AsyncHTTPTransport())
+        wrapped = _wrap_async(httpx, self, inner or httpx.AsyncHTTPTransport())
+        return cast("httpx.AsyncBaseTransport", wrapped)
 
     # --- proxy -----------------------------------------------------------------------------------
 
@@ -364,9 +368,9 @@ class ProxyApp:
 
 
 # --- transport wrappers -----------------------------------------------------------------------
-# One per library and mode: httpx and httpx2 share an API but not their types (a response must
-# carry the library's own ByteStream subclass, a wrapper must subclass its BaseTransport), so
-# only these thin shells repeat; the recording itself is _open and _Capture.relay / arelay.
+# httpx and httpx2 share their transport API but not their types (a response must carry the
+# library's own ByteStream subclass, a wrapper must subclass its BaseTransport), so the wrappers
+# take the library module as an argument; the recording itself is _open and _Capture.relay.
 
 
 def _open(recorder: Recorder, request: httpx.Request | httpx2.Request, body: bytes) -> _Capture:
@@ -377,10 +381,11 @@ def _open(recorder: Recorder, request: httpx.Request | httpx2.Request, body: byt
     return capture
 
 
-def _make_h2_sync(recorder: Recorder, inner: httpx2.BaseTransport) -> httpx2.BaseTransport:
-    import httpx2
+def _wrap_sync(lib: Any, recorder: Recorder, inner: Any) -> Any:
+    """A sync transport of ``lib`` (the ``httpx`` or ``httpx2`` module: their transport and
+    stream APIs are the same) that records through ``recorder`` what ``inner`` sends back."""
 
-    class _Stream(httpx2.SyncByteStream):
+    class _Stream(lib.SyncByteStream):  # type: ignore[misc]  # lib is a module passed in
         def __init__(self, inner_stream: Any, capture: _Capture) -> None:
             self._inner = inner_stream
             self._capture = capture
@@ -391,18 +396,12 @@ def _make_h2_sync(recorder: Recorder, inner: httpx2.BaseTransport) -> httpx2.Bas
         def close(self) -> None:
             self._inner.close()
 
-    class _Transport(httpx2.BaseTransport):
-        def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+    class _Transport(lib.BaseTransport):  # type: ignore[misc]
+        def handle_request(self, request: Any) -> Any:
             capture = _open(recorder, request, request.read())
             response = inner.handle_request(request)
             capture.response(response.status_code, dict(response.headers.items()))
-            return httpx2.Response(
-                response.status_code,
-                headers=response.headers,
-                stream=_Stream(response.stream, capture),
-                request=request,
-                extensions=response.extensions,
-            )
+            return _relayed(lib, request, response, _Stream(response.stream, capture))
 
         def close(self) -> None:
             inner.close()
@@ -410,12 +409,10 @@ def _make_h2_sync(recorder: Recorder, inner: httpx2.BaseTransport) -> httpx2.Bas
     return _Transport()
 
 
-def _make_h2_async(
-    recorder: Recorder, inner: httpx2.AsyncBaseTransport
-) -> httpx2.AsyncBaseTransport:
-    import httpx2
+def _wrap_async(lib: Any, recorder: Recorder, inner: Any) -> Any:
+    """The async form of :func:`_wrap_sync`."""
 
-    class _Stream(httpx2.AsyncByteStream):
+    class _Stream(lib.AsyncByteStream):  # type: ignore[misc]
         def __init__(self, inner_stream: Any, capture: _Capture) -> None:
             self._inner = inner_stream
             self._capture = capture
@@ -426,18 +423,12 @@ def _make_h2_async(
         async def aclose(self) -> None:
             await self._inner.aclose()
 
-    class _Transport(httpx2.AsyncBaseTransport):
-        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+    class _Transport(lib.AsyncBaseTransport):  # type: ignore[misc]
+        async def handle_async_request(self, request: Any) -> Any:
             capture = _open(recorder, request, await request.aread())
             response = await inner.handle_async_request(request)
             capture.response(response.status_code, dict(response.headers.items()))
-            return httpx2.Response(
-                response.status_code,
-                headers=response.headers,
-                stream=_Stream(response.stream, capture),
-                request=request,
-                extensions=response.extensions,
-            )
+            return _relayed(lib, request, response, _Stream(response.stream, capture))
 
         async def aclose(self) -> None:
             await inner.aclose()
@@ -445,67 +436,12 @@ def _make_h2_async(
     return _Transport()
 
 
-def _make_hx_sync(recorder: Recorder, inner: httpx.BaseTransport) -> httpx.BaseTransport:
-    import httpx
-
-    class _Stream(httpx.SyncByteStream):
-        def __init__(self, inner_stream: Any, capture: _Capture) -> None:
-            self._inner = inner_stream
-            self._capture = capture
-
-        def __iter__(self) -> Iterator[bytes]:
-            return self._capture.relay(self._inner)
-
-        def close(self) -> None:
-            self._inner.close()
-
-    class _Transport(httpx.BaseTransport):
-        def handle_request(self, request: httpx.Request) -> httpx.Response:
-            capture = _open(recorder, request, request.read())
-            response = inner.handle_request(request)
-            capture.response(response.status_code, dict(response.headers.items()))
-            return httpx.Response(
-                response.status_code,
-                headers=response.headers,
-                stream=_Stream(response.stream, capture),
-                request=request,
-                extensions=response.extensions,
-            )
-
-        def close(self) -> None:
-            inner.close()
-
-    return _Transport()
-
-
-def _make_hx_async(recorder: Recorder, inner: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTransport:
-    import httpx
-
-    class _Stream(httpx.AsyncByteStream):
-        def __init__(self, inner_stream: Any, capture: _Capture) -> None:
-            self._inner = inner_stream
-            self._capture = capture
-
-        def __aiter__(self) -> AsyncIterator[bytes]:
-            return self._capture.arelay(self._inner)
-
-        async def aclose(self) -> None:
-            await self._inner.aclose()
-
-    class _Transport(httpx.AsyncBaseTransport):
-        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-            capture = _open(recorder, request, await request.aread())
-            response = await inner.handle_async_request(request)
-            capture.response(response.status_code, dict(response.headers.items()))
-            return httpx.Response(
-                response.status_code,
-                headers=response.headers,
-                stream=_Stream(response.stream, capture),
-                request=request,
-                extensions=response.extensions,
-            )
-
-        async def aclose(self) -> None:
-            await inner.aclose()
-
-    return _Transport()
+def _relayed(lib: Any, request: Any, response: Any, stream: Any) -> Any:
+    """``response`` as the agent's client gets it, its body read through the recording stream."""
+    return lib.Response(
+        response.status_code,
+        headers=response.headers,
+        stream=stream,
+        request=request,
+        extensions=response.extensions,
+    )
