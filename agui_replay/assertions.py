@@ -272,6 +272,8 @@ def _violation_text(
     events: Sequence[dict[str, Any]], exc: ProtocolViolation, mode: str = "client"
 ) -> str:
     lines = [f"the stream breaks the AG-UI ordering rules ({mode} mode): {exc}"]
+    if exc.hint:
+        lines.append(f"  fix: {exc.hint}")
     if exc.index is not None:
         lines += _context(events, exc.index, marks={exc.index})
     return "\n".join(lines)

@@ -744,6 +744,7 @@ def _violation_dict(recording: Recording, error: ProtocolViolation) -> dict[str,
         "index": error.index,
         "ids": list(error.ids),
         "detail": error.detail,
+        "hint": error.hint,
         "message": str(error),
         "line": line,
     }
@@ -798,6 +799,8 @@ def _verify(args: argparse.Namespace, out: TextIO) -> int:
     color = _Style(_want_color(args, out))
     for violation in violations:
         out.write(f"{recording.where(violation.index)}: {color.red(str(violation))}\n")
+        if violation.hint:
+            out.write(f"  fix: {violation.hint}\n")
     for problem in problems:
         out.write(f"{recording.where(problem.index)}: {color.red(str(problem))}\n")
     if ok:

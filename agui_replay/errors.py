@@ -106,7 +106,10 @@ class ProtocolViolation(AguiReplayError):
     """An event that breaks one of the AG-UI ordering rules.
 
     The message reads like
-    ``TOOL_CALL_ARGS #5 breaks rule not-open: tool call "r-call-2" was never opened``.
+    ``TOOL_CALL_ARGS #5 breaks rule not-open: tool call "r-call-2" was never opened``;
+    ``.hint`` says how to fix the stream or its emitter, e.g. ``emit TOOL_CALL_START for
+    "r-call-2" before its arguments, or use the id of a call that is open`` (kept out of the
+    message, which is pinned; ``""`` when the raiser has no advice).
     """
 
     code = "PROTOCOL_VIOLATION"
@@ -119,6 +122,7 @@ class ProtocolViolation(AguiReplayError):
         index: int | None,
         detail: str,
         ids: Sequence[str] = (),
+        hint: str = "",
     ) -> None:
         where = f"{event_type or 'end of stream'}" + (f" #{index}" if index is not None else "")
         super().__init__(f"{where} breaks rule {rule}: {detail}")
@@ -127,6 +131,7 @@ class ProtocolViolation(AguiReplayError):
         self.index = index
         self.ids = tuple(ids)
         self.detail = detail
+        self.hint = hint
 
 
 class PatchError(AguiReplayError, ValueError):

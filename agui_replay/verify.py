@@ -19,6 +19,7 @@ Rule names: ``not-started``, ``duplicate-run-started``, ``run-ended``, ``open-at
 
 *_CHUNK events are expanded into START / CONTENT / END first, as the reference client does
 (:class:`ChunkExpander`, usable on its own); a violation always names the caller's event.
+Every violation's ``.hint`` says how to fix the stream (built only when raising).
 """
 
 from __future__ import annotations
@@ -229,6 +230,8 @@ class ChunkExpander:
                 index=index,
                 detail=f"the first {kind} of a {_KIND_NAME[block]} must carry {id_field} "
                 "(only the chunks that continue it may leave it out)",
+                hint=f"add {id_field} to this {kind}, or send it straight after a chunk of "
+                f"the {_KIND_NAME[block]} it continues",
             )
         start: WireEvent = {"type": _KIND_START[block], id_field: ident}
         if block == "tool":
@@ -241,6 +244,7 @@ class ChunkExpander:
                     ids=(ident,),
                     detail=f'the first TOOL_CALL_CHUNK of tool call "{ident}" must carry '
                     "toolCallName",
+                    hint=f'add toolCallName to the first TOOL_CALL_CHUNK of tool call "{ident}"',
                 )
             start["toolCallName"] = _str_field(event, "toolCallName", kind, index)
             if event.get("parentMessageId") is not None:
@@ -295,6 +299,8 @@ def _chunk_after_start(
         detail=f'{_KIND_NAME[block]} "{ident}" was opened by an explicit {_KIND_START[block]} '
         f"at #{started}; send its content with {_KIND_CONTENT[block]}, not {kind} "
         "(mixing the two forms on one id breaks the reference client: ag-ui issue 161)",
+        hint=f"use either {_KIND_START[block]}/{_KIND_CONTENT[block].rsplit('_', 1)[1]}/END or "
+        f'{kind} events for {_KIND_NAME[block]} "{ident}", not both (ag-ui issue 161)',
     )
 
 
@@ -343,6 +349,16 @@ _CLOSERS = {
     "SUBAGENT_ERROR": "_subagents",
 }
 _BLOCK_INFO = {attr: (name, field) for attr, name, field in _BLOCKS}
+# Only for hints: the event that opens / closes each kind of block.
+_BLOCK_START = {attr: kind for kind, attr in _OPENERS.items()}
+_BLOCK_END = {
+    "_steps": "STEP_FINISHED",
+    "_messages": "TEXT_MESSAGE_END",
+    "_reasoning_messages": "REASONING_MESSAGE_END",
+    "_reasoning": "REASONING_END",
+    "_tools": "TOOL_CALL_END",
+    "_subagents": "SUBAGENT_FINISHED",
+}
 _CHUNK_BLOCK = {"_messages": "text", "_tools": "tool", "_reasoning_messages": "reasoning"}
 
 
@@ -481,6 +497,8 @@ class Verifier:
                 index=self._count,
                 detail="the stream has no run: it must start with RUN_STARTED and end with "
                 "RUN_FINISHED or RUN_ERROR",
+                hint="wrap the events in a run: RUN_STARTED first, then RUN_FINISHED or "
+                "RUN_ERROR last",
             )
         if self._phase == _RUNNING:
             still = self._open_summary()
@@ -491,6 +509,10 @@ class Verifier:
                 ids=[i for _, ids in still for i in ids],
                 detail=f"the stream ended inside run{self._run_label()} without RUN_FINISHED "
                 "or RUN_ERROR" + (f" (still open: {_describe(still)})" if still else ""),
+                hint=f"end run{self._run_label()} with "
+                + (f"{self._closing_steps()}, then " if still else "")
+                + "RUN_FINISHED, or with RUN_ERROR (if the capture was cut short, record it "
+                "again)",
             )
 
     # -- the rules -------------------------------------------------------------------------
@@ -516,6 +538,7 @@ class Verifier:
                     index=index,
                     detail="a stream must begin with RUN_STARTED (or RUN_ERROR); "
                     f"send RUN_STARTED before {original}",
+                    hint=f"emit RUN_STARTED before this {original} (a stream opens with a run)",
                 )
         elif phase == _FINISHED:
             if kind != "RUN_ERROR" and kind != "RUN_STARTED":
@@ -525,6 +548,8 @@ class Verifier:
                     index=index,
                     detail=f"the run{self._run_label()} already finished with RUN_FINISHED; "
                     "only RUN_ERROR or a new RUN_STARTED may follow",
+                    hint=f"move this {original} before RUN_FINISHED, or start a new run with "
+                    f"RUN_STARTED before it",
                 )
         elif kind != "RUN_STARTED":
             raise ProtocolViolation(
@@ -533,6 +558,8 @@ class Verifier:
                 index=index,
                 detail=f"the run{self._run_label()} already ended with RUN_ERROR; "
                 "only a new RUN_STARTED may follow",
+                hint=f"move this {original} before RUN_ERROR, or start a new run with "
+                "RUN_STARTED before it",
             )
 
     def _run_label(self) -> str:
@@ -550,6 +577,8 @@ class Verifier:
                 ids=[str(run_id)] if run_id is not None else (),
                 detail=f"RUN_STARTED while run{self._run_label()} is still active; end it "
                 "with RUN_FINISHED or RUN_ERROR before starting another",
+                hint=f"emit RUN_FINISHED (or RUN_ERROR) for run{self._run_label()} before this "
+                "RUN_STARTED, or drop the second RUN_STARTED",
             )
         if undo is not None:
             undo.append((self, "_phase", self._phase))
@@ -574,6 +603,8 @@ class Verifier:
                 ids=[i for _, ids in still for i in ids],
                 detail=f"RUN_FINISHED while still open: {_describe(still)}; close them first "
                 "(or end the run with RUN_ERROR)",
+                hint=f"emit {self._closing_steps()} before RUN_FINISHED, or end the run with "
+                "RUN_ERROR instead",
             )
         if undo is not None:
             undo.append((self, "_phase", self._phase))
@@ -585,6 +616,20 @@ class Verifier:
         if undo is not None:
             undo.append((self, "_phase", self._phase))
         self._phase = _ERRORED
+
+    def _closing_steps(self, limit: int = 4) -> str:
+        """The END events that would close what is open, innermost (latest opened) first."""
+        opened = sorted(
+            (
+                (at, _BLOCK_END[attr], ident)
+                for attr, _, _ in _BLOCKS
+                for ident, at in getattr(self, attr).items()
+            ),
+            reverse=True,
+        )
+        steps = [f'{end} "{ident}"' for _, end, ident in opened[:limit]]
+        more = f" and {len(opened) - limit} more END event(s)" if len(opened) > limit else ""
+        return ", ".join(steps) + more
 
     def _open_summary(self) -> list[tuple[str, list[str]]]:
         return [
@@ -609,6 +654,8 @@ class Verifier:
                 ids=(ident,),
                 detail=f'{name} "{ident}" is already open (started at #{opened[ident]}); '
                 f"end it before starting it again",
+                hint=f'emit {_BLOCK_END[attr]} for "{ident}" before this {original}, or give '
+                f"the new {name} another {'name' if attr == '_steps' else 'id'}",
             )
         if undo is not None:
             undo.append((opened, ident, _ABSENT))
@@ -618,15 +665,46 @@ class Verifier:
                 undo.append((self._tools_seen, ident, _ABSENT))
             self._tools_seen[ident] = index
 
-    def _not_open(self, attr: str, ident: str, index: int, original: str) -> ProtocolViolation:
+    def _not_open(
+        self, attr: str, ident: str, index: int, original: str, kind: str
+    ) -> ProtocolViolation:
         name, _ = _BLOCK_INFO[attr]
+        start = _BLOCK_START[attr]
         ended = self._ended[attr].get(ident)
+        closing = kind in _CLOSERS
         if ended is None:
             detail = f'{name} "{ident}" was never opened'
+            if closing:
+                hint = f'emit {start} for "{ident}" before its {kind}, or drop the {kind}'
+            else:
+                what = "arguments" if kind == "TOOL_CALL_ARGS" else "content"
+                noun = "call" if attr == "_tools" else name
+                hint = (
+                    f'emit {start} for "{ident}" before its {what}, or use the id of '
+                    f"a {noun} that is open"
+                )
         else:
             detail = f'{name} "{ident}" is not open: it ended at #{ended}'
+            if closing and ended == index:
+                # Closed by this very event: it first ended the pending chunk message.
+                hint = (
+                    f'drop this {kind}: {name} "{ident}" came from chunks and ends by itself at '
+                    "the next event that is not one of its chunks"
+                )
+            elif closing:
+                hint = f'drop this {kind} for "{ident}": the {name} already ended at #{ended}'
+            else:
+                hint = (
+                    f'move this {original} before the end of "{ident}" at #{ended}, or reopen '
+                    f"it with {start}"
+                )
         return ProtocolViolation(
-            rule="not-open", event_type=original, index=index, ids=(ident,), detail=detail
+            rule="not-open",
+            event_type=original,
+            index=index,
+            ids=(ident,),
+            detail=detail,
+            hint=hint,
         )
 
     def _continue(
@@ -635,7 +713,7 @@ class Verifier:
         attr = _CONTINUERS[kind]
         ident = _str_field(event, _BLOCK_INFO[attr][1], kind, index)
         if ident not in getattr(self, attr):
-            raise self._not_open(attr, ident, index, original)
+            raise self._not_open(attr, ident, index, original, kind)
 
     def _close(
         self, event: Mapping[str, Any], kind: str, index: int, original: str, undo: Any
@@ -645,7 +723,7 @@ class Verifier:
         opened: dict[str, int] = getattr(self, attr)
         started = opened.pop(ident, None)
         if started is None:
-            raise self._not_open(attr, ident, index, original)
+            raise self._not_open(attr, ident, index, original, kind)
         ended = self._ended[attr]
         if undo is not None:
             undo.append((opened, ident, started))
@@ -666,6 +744,8 @@ class Verifier:
                 ids=(ident,),
                 detail=f'tool call "{ident}" was never started; a TOOL_CALL_RESULT must '
                 "answer a call opened with TOOL_CALL_START",
+                hint=f'emit TOOL_CALL_START and TOOL_CALL_END for "{ident}" before its '
+                "TOOL_CALL_RESULT, or use the toolCallId of a call made earlier in the stream",
             )
         started = self._tools.get(ident)
         if started is not None:
@@ -676,6 +756,7 @@ class Verifier:
                 ids=(ident,),
                 detail=f'the result of tool call "{ident}" arrived before its TOOL_CALL_END '
                 f"(the call is open since #{started}); send TOOL_CALL_END first",
+                hint=f'emit TOOL_CALL_END for "{ident}" before its TOOL_CALL_RESULT',
             )
 
 

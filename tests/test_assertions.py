@@ -225,6 +225,13 @@ def test_assert_valid_stream_shows_the_offending_event() -> None:
     assert "not-open" in text
     assert "ghost" in text
     assert "  > #4 " in text
+    # The fix comes right after the violation, before the context events.
+    lines = text.splitlines()
+    assert lines[1] == (
+        '  fix: emit TOOL_CALL_START for "ghost" before its arguments, or use the id of a call '
+        "that is open"
+    )
+    assert lines[2].startswith("    #2 ")
 
 
 # --- explain_stream_diff -------------------------------------------------------------------------

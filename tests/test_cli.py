@@ -220,6 +220,13 @@ def test_verify_names_the_rule_the_event_and_the_file_line(
     assert code == 1
     assert f"{bad}:4: TOOL_CALL_ARGS #2 breaks rule not-open" in out
     assert '"c2"' in out
+    # How to fix it, on its own indented line right under the violation.
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "breaks rule not-open" in line)
+    assert lines[at + 1] == (
+        '  fix: emit TOOL_CALL_START for "c2" before its arguments, or use the id of a call '
+        "that is open"
+    )
 
     code, out, _ = run_cli(capsys, "verify", bad, "--json")
     assert code == 1
@@ -233,6 +240,8 @@ def test_verify_names_the_rule_the_event_and_the_file_line(
     assert violation["index"] == 2
     assert violation["line"] == 4
     assert violation["ids"] == ["c2"]
+    assert violation["hint"].startswith('emit TOOL_CALL_START for "c2"')
+    assert violation["hint"] not in violation["message"]
 
 
 def test_strict_mode_rejects_what_client_mode_lets_through(
