@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,7 +23,16 @@ from agui_replay.providers._script import (
     parts_to_deltas,
 )
 from agui_replay.providers._server import LoopbackServer
-from agui_replay.providers._wire import Plan, TurnContext, encode_turn, error_plan, json_plan
+from agui_replay.providers._wire import (
+    Plan,
+    StreamCut,
+    StreamEncoder,
+    TurnContext,
+    encode_turn,
+    error_plan,
+    json_plan,
+    stream_encoder,
+)
 from agui_replay.providers.interaction import Interaction, parse_body
 from agui_replay.providers.matching import describe_difference, first_difference
 
@@ -323,6 +332,8 @@ class FakeProvider:
         if isinstance(selected, Plan):
             return selected
         request, turn, position = selected
+        if _streams_lazily(turn, request):
+            return self._lazy_sync(request, turn, position)
         try:
             deltas, turn = _resolve_sync(turn, request)
         except Exception as exc:
@@ -335,15 +346,147 @@ class FakeProvider:
         if isinstance(selected, Plan):
             return selected
         request, turn, position = selected
+        if _streams_lazily(turn, request):
+            return await self._lazy_async(request, turn, position)
         try:
             deltas, turn = await _resolve_async(turn, request)
         except Exception as exc:
             return self._fail(request, _wrap(exc, request, position), 500)
         return self._encode(request, turn, deltas, position)
 
-    def _fail(self, request: ProviderRequest | None, err: ProviderError, status: int) -> Plan:
+    # A streamed function-driven turn is encoded while its generator runs: the generator is
+    # advanced to its first delta before the response starts (so an early failure is still an
+    # HTTP 500), then each later delta is written as soon as it is yielded. A failure after
+    # that is recorded and the stream is cut, as a dying upstream would cut it.
+
+    def _lazy_sync(self, request: ProviderRequest, turn: ScriptTurn, position: int) -> Plan:
+        assert turn.function is not None
+        close: Callable[[], None] = _nothing
+        try:
+            produced: Any = turn.function(request)
+            if hasattr(produced, "__aiter__"):
+                stepper = _AsyncStepper(produced)
+                source: Iterator[object] = stepper
+                close = stepper.close
+            else:
+                source = iter(produced)
+                close = getattr(source, "close", _nothing)
+            lazy = _Lazy(turn.usage)
+            for item in source:
+                if lazy.prime(item):
+                    break
+            enc = self._lazy_encoder(request, turn, position, lazy)
+        except Exception as exc:
+            close()
+            return self._fail(request, _wrap(exc, request, position), 500)
+        if isinstance(enc, Plan):
+            close()
+            return enc
+        return enc.lazy_plan(body=self._lazy_writes(request, position, enc, lazy, source, close))
+
+    async def _lazy_async(self, request: ProviderRequest, turn: ScriptTurn, position: int) -> Plan:
+        assert turn.function is not None
+        source: _AsyncSource | None = None
+        try:
+            source = _AsyncSource(turn.function(request))
+            lazy = _Lazy(turn.usage)
+            while True:
+                more, item = await source.next()
+                if not more or lazy.prime(item):
+                    break
+            enc = self._lazy_encoder(request, turn, position, lazy)
+        except Exception as exc:
+            if source is not None:
+                await source.close()
+            return self._fail(request, _wrap(exc, request, position), 500)
+        if isinstance(enc, Plan):
+            await source.close()
+            return enc
+        return enc.lazy_plan(abody=self._lazy_awrites(request, position, enc, lazy, source))
+
+    def _lazy_encoder(
+        self, request: ProviderRequest, turn: ScriptTurn, position: int, lazy: _Lazy
+    ) -> StreamEncoder | Plan:
+        assert request.api is not None
+        done = _with(turn, lazy.usage)
+        if lazy.first is None:
+            # the generator ended before any delta: nothing left to stream lazily
+            return self._encode(request, done, [], position)
+        ctx = TurnContext(self.seed, position, self.created + position, request)
+        delay = turn.delay if turn.delay is not None else self.chunk_delay
+        enc = stream_encoder(
+            request.api, ctx, done, delay, first=lazy.first, start_usage=lazy.usage
+        )
+        enc.start()
+        enc.feed(lazy.first)
+        return enc
+
+    def _lazy_writes(
+        self,
+        request: ProviderRequest,
+        position: int,
+        enc: StreamEncoder,
+        lazy: _Lazy,
+        source: Iterator[object],
+        close: Callable[[], None],
+    ) -> Iterator[tuple[float, bytes]]:
+        try:
+            for frame in enc.take():
+                yield enc.delay, frame
+            while not enc.cut:
+                try:
+                    item = next(source)
+                except StopIteration:
+                    break
+                lazy.feed(enc, item)
+                for frame in enc.take():
+                    yield enc.delay, frame
+            enc.end(lazy.usage)
+            for frame in enc.take():
+                yield enc.delay, frame
+        except Exception as exc:
+            self._record(_wrap(exc, request, position))
+            raise StreamCut from None
+        finally:
+            close()
+        if enc.cut:
+            raise StreamCut
+
+    async def _lazy_awrites(
+        self,
+        request: ProviderRequest,
+        position: int,
+        enc: StreamEncoder,
+        lazy: _Lazy,
+        source: _AsyncSource,
+    ) -> AsyncIterator[tuple[float, bytes]]:
+        try:
+            for frame in enc.take():
+                yield enc.delay, frame
+            while not enc.cut:
+                more, item = await source.next()
+                if not more:
+                    break
+                lazy.feed(enc, item)
+                for frame in enc.take():
+                    yield enc.delay, frame
+            enc.end(lazy.usage)
+            for frame in enc.take():
+                yield enc.delay, frame
+        except Exception as exc:
+            self._record(_wrap(exc, request, position))
+            raise StreamCut from None
+        finally:
+            await source.close()
+        if enc.cut:
+            raise StreamCut
+
+    def _record(self, err: ProviderError) -> None:
         with self._lock:
             self.errors.append(err)
+
+    def _fail(self, request: ProviderRequest | None, err: ProviderError, status: int) -> Plan:
+        self._record(err)
         api = request.api if request is not None else None
         return error_plan(
             api, status, f"agui_replay: {err}", error_type="agui_replay_error", headers=[_NO_RETRY]
@@ -474,14 +617,56 @@ def _with(turn: ScriptTurn, usage: Usage | None) -> ScriptTurn:
     return replace(turn, usage=usage, function=None)
 
 
+def _streams_lazily(turn: ScriptTurn, request: ProviderRequest) -> bool:
+    return (
+        turn.function is not None
+        and turn.status < 400
+        and request.stream
+        and request.api is not None
+    )
+
+
+def _nothing() -> None:
+    return None
+
+
+class _Lazy:
+    """Where a lazily streamed function turn stands: its usage and how many items it yielded."""
+
+    def __init__(self, usage: Usage | None) -> None:
+        self.usage = usage
+        self.count = 0
+        self.first: Delta | None = None
+
+    def _coerce(self, item: object) -> Delta | None:
+        got = coerce_yielded(item, self.count)
+        self.count += 1
+        if isinstance(got, Usage):
+            self.usage = got
+            return None
+        return got
+
+    def prime(self, item: object) -> bool:
+        """Take an item yielded before the response starts; True once it is the first delta."""
+        self.first = self._coerce(item)
+        return self.first is not None
+
+    def feed(self, enc: StreamEncoder, item: object) -> None:
+        got = self._coerce(item)
+        if got is not None:
+            enc.feed(got)
+
+
 def _resolve_sync(turn: ScriptTurn, request: ProviderRequest) -> tuple[list[Delta], ScriptTurn]:
     if turn.function is None:
         return turn.deltas, turn
-    produced = turn.function(request)
-    if isinstance(produced, AsyncIterator) or hasattr(produced, "__aiter__"):
-        agen: Any = produced
-        items = _run_coroutine(_drain(agen))
-        return _collect(items, turn)
+    produced: Any = turn.function(request)
+    if hasattr(produced, "__aiter__"):
+        stepper = _AsyncStepper(produced)
+        try:
+            return _collect(stepper, turn)
+        finally:
+            stepper.close()
     return _collect(produced, turn)
 
 
@@ -492,32 +677,87 @@ async def _resolve_async(
         return turn.deltas, turn
     produced: Any = turn.function(request)
     if hasattr(produced, "__aiter__"):
-        return _collect(await _drain(produced), turn)
+        return _collect([item async for item in produced], turn)
     return _collect(produced, turn)
 
 
-async def _drain(agen: Any) -> list[object]:
-    return [item async for item in agen]
+class _AsyncSource:
+    """One interface over what a function turn returned, sync or async, for async callers."""
 
+    def __init__(self, produced: Any) -> None:
+        if hasattr(produced, "__aiter__"):
+            self._aiter: Any = produced.__aiter__()
+            self._iter: Iterator[object] | None = None
+        else:
+            self._aiter = None
+            self._iter = iter(produced)
 
-def _run_coroutine(coro: Any) -> list[object]:
-    """Run a coroutine to completion from sync code, even under a running event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    result: list[list[object]] = []
-    failure: list[BaseException] = []
-
-    def runner() -> None:
+    async def next(self) -> tuple[bool, object]:
+        if self._iter is not None:
+            try:
+                return True, next(self._iter)
+            except StopIteration:
+                return False, None
         try:
-            result.append(asyncio.run(coro))
-        except BaseException as exc:
-            failure.append(exc)
+            return True, await self._aiter.__anext__()
+        except StopAsyncIteration:
+            return False, None
 
-    th = threading.Thread(target=runner)
-    th.start()
-    th.join()
-    if failure:
-        raise failure[0]
-    return result[0]
+    async def close(self) -> None:
+        if self._iter is not None:
+            close = getattr(self._iter, "close", None)
+            if close is not None:
+                close()
+            return
+        aclose = getattr(self._aiter, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+class _AsyncStepper:
+    """Steps an async generator from sync code, one item per ``next``, on a private loop.
+
+    The loop runs in its own thread so this works even when the calling thread already runs an
+    event loop (a sync client used inside an async test).
+    """
+
+    def __init__(self, agen: Any) -> None:
+        self._agen = agen.__aiter__()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="agui-replay-function-turn", daemon=True
+        )
+        self._thread.start()
+        self._closed = False
+
+    def __iter__(self) -> _AsyncStepper:
+        return self
+
+    def __next__(self) -> object:
+        async def step() -> object:
+            return await self._agen.__anext__()
+
+        try:
+            return asyncio.run_coroutine_threadsafe(step(), self._loop).result()
+        except StopAsyncIteration:
+            raise StopIteration from None
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+
+        async def finish() -> None:
+            aclose = getattr(self._agen, "aclose", None)
+            if aclose is not None:
+                await aclose()
+            await self._loop.shutdown_asyncgens()
+
+        try:
+            asyncio.run_coroutine_threadsafe(finish(), self._loop).result(timeout=5)
+        except Exception:  # the generator's own failure was already reported
+            pass
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)
+            self._loop.close()

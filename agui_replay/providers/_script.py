@@ -183,17 +183,21 @@ class Block:
         return "".join(self.pieces)
 
 
-def block_of(
-    deltas: list[Delta], call_id_for: Callable[[int], str]
-) -> Iterator[tuple[int, Delta, Block, bool]]:
-    """Walk deltas, yielding (block index, delta, its block, whether the delta opens the block).
+class BlockWalker:
+    """Groups deltas into blocks one at a time (what :func:`block_of` does for a whole list).
 
     ``call_id_for(n)`` gives the id of the n-th tool call of the turn when the script has none.
     """
-    current: Block | None = None
-    index = -1
-    tool_n = 0
-    for d in deltas:
+
+    def __init__(self, call_id_for: Callable[[int], str]) -> None:
+        self._call_id_for = call_id_for
+        self.current: Block | None = None
+        self.index = -1
+        self._tool_n = 0
+
+    def step(self, d: Delta) -> tuple[int, Block, bool]:
+        """(block index, the delta's block, whether the delta opens the block)."""
+        current = self.current
         opens = False
         if isinstance(d, TextDelta):
             if current is None or current.kind != "text":
@@ -213,12 +217,26 @@ def block_of(
                         "give the first fragment of each call a name"
                     )
                 current, opens = Block("tool", name=d.name), True
-                current.call_id = d.id or call_id_for(tool_n)
-                tool_n += 1
+                current.call_id = d.id or self._call_id_for(self._tool_n)
+                self._tool_n += 1
             current.pieces.append(d.args)
         if opens:
-            index += 1
-        yield index, d, current, opens
+            self.index += 1
+        self.current = current
+        return self.index, current, opens
+
+
+def block_of(
+    deltas: list[Delta], call_id_for: Callable[[int], str]
+) -> Iterator[tuple[int, Delta, Block, bool]]:
+    """Walk deltas, yielding (block index, delta, its block, whether the delta opens the block).
+
+    ``call_id_for(n)`` gives the id of the n-th tool call of the turn when the script has none.
+    """
+    walker = BlockWalker(call_id_for)
+    for d in deltas:
+        index, blk, opens = walker.step(d)
+        yield index, d, blk, opens
 
 
 def blocks(deltas: list[Delta], call_id_for: Callable[[int], str]) -> list[Block]:

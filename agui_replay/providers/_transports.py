@@ -44,7 +44,7 @@ def _sync_chunks(plan: Plan, cut_error: Callable[[], Exception]) -> Iterator[byt
 
 async def _async_chunks(plan: Plan, cut_error: Callable[[], Exception]) -> AsyncIterator[bytes]:
     try:
-        for delay, chunk in plan.writes():
+        async for delay, chunk in plan.awrites():
             if delay > 0:
                 await asyncio.sleep(delay)
             yield chunk

@@ -7,7 +7,7 @@ One streamed frame is one write, so a client can see the script's chunk boundari
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,18 +15,18 @@ from agui_replay.errors import ProviderError
 from agui_replay.providers._script import (
     Api,
     Block,
+    BlockWalker,
     Delta,
     ProviderRequest,
     ReasoningDelta,
     ScriptTurn,
     TextDelta,
     Usage,
-    block_of,
     blocks,
     stable_id,
 )
 
-__all__ = ["Plan", "StreamCut", "encode_turn", "error_plan"]
+__all__ = ["Plan", "StreamCut", "StreamEncoder", "encode_turn", "error_plan", "stream_encoder"]
 
 
 class StreamCut(Exception):
@@ -43,10 +43,27 @@ class Plan:
     streaming: bool
     cut: bool = False
     notes: list[str] = field(default_factory=list)
+    abody: AsyncIterator[tuple[float, bytes]] | None = None
+    """Set instead of ``body`` when the writes are produced by async code (an async transport)."""
 
     def writes(self) -> Iterator[tuple[float, bytes]]:
         """The writes in order; raises :class:`StreamCut` at the end if the stream is cut."""
+        if self.abody is not None:
+            raise ProviderError(
+                "this response is produced by async code; serve it through an async transport"
+            )
         yield from self.body
+        if self.cut:
+            raise StreamCut
+
+    async def awrites(self) -> AsyncIterator[tuple[float, bytes]]:
+        """:meth:`writes` for async consumers (also serves a plan with an async body)."""
+        if self.abody is None:
+            for w in self.writes():
+                yield w
+            return
+        async for w in self.abody:
+            yield w
         if self.cut:
             raise StreamCut
 
@@ -157,6 +174,11 @@ def _finish(turn: ScriptTurn, deltas: list[Delta]) -> tuple[str, str, str | None
     return _FINISH[reason]
 
 
+def _check_finish(turn: ScriptTurn) -> None:
+    # before the first byte: a streamed turn only learns its default reason at the end
+    _finish(turn, [])
+
+
 def _is_tool(d: Delta) -> bool:
     return not isinstance(d, (TextDelta, ReasoningDelta))
 
@@ -205,6 +227,11 @@ class _Stream:
         if self.turn.cut_after is not None and self.deltas_sent >= self.turn.cut_after:
             self.cut = True
 
+    def take(self) -> list[bytes]:
+        """The frames produced since the last call."""
+        out, self.frames = self.frames, []
+        return out
+
     def plan(self) -> Plan:
         return Plan(
             200,
@@ -215,6 +242,67 @@ class _Stream:
         )
 
 
+class StreamEncoder:
+    """Encodes a streamed turn as its deltas arrive: ``start()``, ``feed(d)``..., ``end(usage)``.
+
+    Frames pile up in the stream until :meth:`take`; a scripted turn feeds all its deltas at once,
+    a function-driven turn one at a time as its generator yields them.
+    """
+
+    def __init__(self, ctx: TurnContext, turn: ScriptTurn, delay: float) -> None:
+        _check_finish(turn)
+        self.ctx = ctx
+        self.turn = turn
+        self.s = _Stream(turn, delay)
+        self.seen: list[Delta] = []
+
+    @property
+    def cut(self) -> bool:
+        return self.s.cut
+
+    def take(self) -> list[bytes]:
+        return self.s.take()
+
+    @property
+    def delay(self) -> float:
+        return self.s.delay
+
+    def lazy_plan(
+        self,
+        body: Iterable[tuple[float, bytes]] = (),
+        abody: AsyncIterator[tuple[float, bytes]] | None = None,
+    ) -> Plan:
+        """The response whose writes ``body`` (or ``abody``) produces while it is sent."""
+        headers = [*_SSE_HEADERS, *self.turn.headers.items()]
+        return Plan(200, headers, body, streaming=True, abody=abody)
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def feed(self, d: Delta) -> None:
+        self.seen.append(d)
+        self._feed(d)
+
+    def _feed(self, d: Delta) -> None:
+        raise NotImplementedError
+
+    def end(self, usage: Usage | None) -> None:
+        """Close the stream; ``usage`` is the turn's final usage (None: the default)."""
+        self.s.end_deltas()
+        self._end(usage if usage is not None else Usage(10, max(1, len(self.seen))))
+
+    def _end(self, usage: Usage) -> None:
+        raise NotImplementedError
+
+
+def _eager(enc: StreamEncoder, deltas: list[Delta], usage: Usage | None) -> Plan:
+    enc.start()
+    for d in deltas:
+        enc.feed(d)
+    enc.end(usage)
+    return enc.s.plan()
+
+
 # --- OpenAI Chat Completions -----------------------------------------------------------------
 
 
@@ -222,96 +310,116 @@ def _chat_call_id(ctx: TurnContext) -> Any:
     return lambda n: "call_" + ctx.ident("call", n)
 
 
+def _chat_ids(ctx: TurnContext) -> tuple[str, str]:
+    return "chatcmpl-" + ctx.ident("chatcmpl", length=29), "fp_" + ctx.ident("fp", length=10)
+
+
 def openai_chat(ctx: TurnContext, turn: ScriptTurn, deltas: list[Delta], delay: float) -> Plan:
+    if ctx.request.stream:
+        has_text = any(isinstance(d, TextDelta) for d in deltas)
+        return _eager(_ChatStream(ctx, turn, delay, has_text=has_text), deltas, turn.usage)
     chat_finish, _, _ = _finish(turn, deltas)
     usage = _usage(turn, deltas)
-    cid = "chatcmpl-" + ctx.ident("chatcmpl", length=29)
-    fingerprint = "fp_" + ctx.ident("fp", length=10)
-    usage_obj = {
+    cid, fingerprint = _chat_ids(ctx)
+    text = "".join(d.text for d in deltas if isinstance(d, TextDelta))
+    reasoning = "".join(d.text for d in deltas if isinstance(d, ReasoningDelta))
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": text if text or not any(_is_tool(d) for d in deltas) else None,
+        "refusal": None,
+    }
+    if reasoning:
+        message["reasoning_content"] = reasoning
+    calls = [b for b in blocks(deltas, _chat_call_id(ctx)) if b.kind == "tool"]
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": b.call_id,
+                "type": "function",
+                "function": {"name": b.name, "arguments": b.text},
+            }
+            for b in calls
+        ]
+    body = {
+        "id": cid,
+        "object": "chat.completion",
+        "created": ctx.created,
+        "model": ctx.model,
+        "choices": [
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": chat_finish}
+        ],
+        "usage": _chat_usage(usage),
+        "system_fingerprint": fingerprint,
+    }
+    return json_plan(200, body)
+
+
+def _chat_usage(usage: Usage) -> dict[str, int]:
+    return {
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
         "total_tokens": usage.total_tokens,
     }
-    req = ctx.request.json
-    if not ctx.request.stream:
-        text = "".join(d.text for d in deltas if isinstance(d, TextDelta))
-        reasoning = "".join(d.text for d in deltas if isinstance(d, ReasoningDelta))
-        message: dict[str, Any] = {
-            "role": "assistant",
-            "content": text if text or not any(_is_tool(d) for d in deltas) else None,
-            "refusal": None,
-        }
-        if reasoning:
-            message["reasoning_content"] = reasoning
-        calls = [b for b in blocks(deltas, _chat_call_id(ctx)) if b.kind == "tool"]
-        if calls:
-            message["tool_calls"] = [
-                {
-                    "id": b.call_id,
-                    "type": "function",
-                    "function": {"name": b.name, "arguments": b.text},
-                }
-                for b in calls
-            ]
-        body = {
-            "id": cid,
-            "object": "chat.completion",
-            "created": ctx.created,
-            "model": ctx.model,
-            "choices": [
-                {"index": 0, "message": message, "logprobs": None, "finish_reason": chat_finish}
-            ],
-            "usage": usage_obj,
-            "system_fingerprint": fingerprint,
-        }
-        return json_plan(200, body)
 
-    opts = req.get("stream_options")
-    include_usage = isinstance(opts, dict) and opts.get("include_usage") is True
-    s = _Stream(turn, delay)
 
-    def chunk(choices: list[Any], usage_value: Any = None) -> str:
+class _ChatStream(StreamEncoder):
+    def __init__(self, ctx: TurnContext, turn: ScriptTurn, delay: float, *, has_text: bool) -> None:
+        super().__init__(ctx, turn, delay)
+        # the role chunk carries content "" when the turn has text, null when it only calls
+        # tools; a function-driven turn can only judge by its first delta
+        self.has_text = has_text
+        self.cid, self.fingerprint = _chat_ids(ctx)
+        opts = ctx.request.json.get("stream_options")
+        self.include_usage = isinstance(opts, dict) and opts.get("include_usage") is True
+        self.walker = BlockWalker(_chat_call_id(ctx))
+        self.tool_index = -1
+
+    def chunk(self, choices: list[Any], usage_value: Any = None) -> str:
         obj: dict[str, Any] = {
-            "id": cid,
+            "id": self.cid,
             "object": "chat.completion.chunk",
-            "created": ctx.created,
-            "model": ctx.model,
-            "system_fingerprint": fingerprint,
+            "created": self.ctx.created,
+            "model": self.ctx.model,
+            "system_fingerprint": self.fingerprint,
             "choices": choices,
         }
-        if include_usage:
+        if self.include_usage:
             obj["usage"] = usage_value
         return dumps(obj)
 
+    @staticmethod
     def choice(delta: dict[str, Any], finish: str | None = None) -> list[Any]:
         return [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
 
-    has_text = any(isinstance(d, TextDelta) for d in deltas)
-    s.frame(chunk(choice({"role": "assistant", "content": "" if has_text else None})))
-    tool_index = -1
-    for _, d, blk, opens in block_of(deltas, _chat_call_id(ctx)):
+    def start(self) -> None:
+        role = {"role": "assistant", "content": "" if self.has_text else None}
+        self.s.frame(self.chunk(self.choice(role)))
+
+    def _feed(self, d: Delta) -> None:
+        _, blk, opens = self.walker.step(d)
         if isinstance(d, TextDelta):
-            s.delta_frame(chunk(choice({"content": d.text})))
+            self.s.delta_frame(self.chunk(self.choice({"content": d.text})))
         elif isinstance(d, ReasoningDelta):
-            s.delta_frame(chunk(choice({"reasoning_content": d.text})))
+            self.s.delta_frame(self.chunk(self.choice({"reasoning_content": d.text})))
         elif opens:
-            tool_index += 1
+            self.tool_index += 1
             call = {
-                "index": tool_index,
+                "index": self.tool_index,
                 "id": blk.call_id,
                 "type": "function",
                 "function": {"name": blk.name, "arguments": d.args},
             }
-            s.delta_frame(chunk(choice({"tool_calls": [call]})))
+            self.s.delta_frame(self.chunk(self.choice({"tool_calls": [call]})))
         else:
-            call = {"index": tool_index, "function": {"arguments": d.args}}
-            s.delta_frame(chunk(choice({"tool_calls": [call]})))
-    s.end_deltas()
-    s.frame(chunk(choice({}, chat_finish)))
-    if include_usage:
-        s.frame(chunk([], usage_obj))
-    s.frame("[DONE]")
-    return s.plan()
+            call = {"index": self.tool_index, "function": {"arguments": d.args}}
+            self.s.delta_frame(self.chunk(self.choice({"tool_calls": [call]})))
+
+    def _end(self, usage: Usage) -> None:
+        chat_finish, _, _ = _finish(self.turn, self.seen)
+        self.s.frame(self.chunk(self.choice({}, chat_finish)))
+        if self.include_usage:
+            self.s.frame(self.chunk([], _chat_usage(usage)))
+        self.s.frame("[DONE]")
 
 
 # --- Anthropic Messages ----------------------------------------------------------------------
@@ -335,130 +443,149 @@ def _parse_tool_input(blk: Block) -> Any:
         ) from None
 
 
+def _message_id(ctx: TurnContext) -> str:
+    return "msg_01" + ctx.ident("msg", length=22)
+
+
 def anthropic_messages(
     ctx: TurnContext, turn: ScriptTurn, deltas: list[Delta], delay: float
 ) -> Plan:
+    if ctx.request.stream:
+        enc = _AnthropicStream(ctx, turn, delay, start_usage=_usage(turn, deltas))
+        return _eager(enc, deltas, turn.usage)
     _, stop_reason, _ = _finish(turn, deltas)
     usage = _usage(turn, deltas)
-    mid = "msg_01" + ctx.ident("msg", length=22)
-    call_id = _anthropic_call_id(ctx)
-    if not ctx.request.stream:
-        content: list[Any] = []
-        for i, blk in enumerate(blocks(deltas, call_id)):
-            if blk.kind == "text":
-                content.append({"type": "text", "text": blk.text})
-            elif blk.kind == "reasoning":
-                content.append(
-                    {"type": "thinking", "thinking": blk.text, "signature": _signature(ctx, blk, i)}
-                )
-            else:
-                content.append(
-                    {
-                        "type": "tool_use",
-                        "id": blk.call_id,
-                        "name": blk.name,
-                        "input": _parse_tool_input(blk),
-                    }
-                )
-        body = {
-            "id": mid,
-            "type": "message",
-            "role": "assistant",
-            "model": ctx.model,
-            "content": content,
-            "stop_reason": stop_reason,
-            "stop_sequence": None,
-            "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
-        }
-        return json_plan(200, body)
+    content: list[Any] = []
+    for i, blk in enumerate(blocks(deltas, _anthropic_call_id(ctx))):
+        if blk.kind == "text":
+            content.append({"type": "text", "text": blk.text})
+        elif blk.kind == "reasoning":
+            content.append(
+                {"type": "thinking", "thinking": blk.text, "signature": _signature(ctx, blk, i)}
+            )
+        else:
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": blk.call_id,
+                    "name": blk.name,
+                    "input": _parse_tool_input(blk),
+                }
+            )
+    body = {
+        "id": _message_id(ctx),
+        "type": "message",
+        "role": "assistant",
+        "model": ctx.model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+    }
+    return json_plan(200, body)
 
-    s = _Stream(turn, delay)
 
-    def ev(event: str, obj: dict[str, Any], *, delta: bool = False) -> None:
+class _AnthropicStream(StreamEncoder):
+    def __init__(
+        self, ctx: TurnContext, turn: ScriptTurn, delay: float, *, start_usage: Usage
+    ) -> None:
+        super().__init__(ctx, turn, delay)
+        # message_start reports input tokens before any delta; a function-driven turn may
+        # yield its Usage later, and then message_delta corrects them (as the API may)
+        self.start_input = start_usage.input_tokens
+        self.walker = BlockWalker(_anthropic_call_id(ctx))
+        self.open_block: tuple[int, Block] | None = None
+        self.first = True
+
+    def ev(self, event: str, obj: dict[str, Any], *, delta: bool = False) -> None:
         data = dumps({"type": event, **obj})
         if delta:
-            s.delta_frame(data, event)
+            self.s.delta_frame(data, event)
         else:
-            s.frame(data, event)
+            self.s.frame(data, event)
 
-    ev(
-        "message_start",
-        {
-            "message": {
-                "id": mid,
-                "type": "message",
-                "role": "assistant",
-                "model": ctx.model,
-                "content": [],
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": {"input_tokens": usage.input_tokens, "output_tokens": 1},
-            }
-        },
-    )
-    open_block: tuple[int, Block] | None = None
+    def start(self) -> None:
+        message: dict[str, Any] = {
+            "id": _message_id(self.ctx),
+            "type": "message",
+            "role": "assistant",
+            "model": self.ctx.model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": self.start_input, "output_tokens": 1},
+        }
+        self.ev("message_start", {"message": message})
 
-    def close() -> None:
-        if open_block is None:
+    def close(self) -> None:
+        if self.open_block is None:
             return
-        idx, blk = open_block
+        idx, blk = self.open_block
         if blk.kind == "reasoning":
-            sig = {"type": "signature_delta", "signature": _signature(ctx, blk, idx)}
-            ev("content_block_delta", {"index": idx, "delta": sig})
-        ev("content_block_stop", {"index": idx})
+            sig = {"type": "signature_delta", "signature": _signature(self.ctx, blk, idx)}
+            self.ev("content_block_delta", {"index": idx, "delta": sig})
+        self.ev("content_block_stop", {"index": idx})
 
-    first = True
-    for idx, d, blk, opens in block_of(deltas, call_id):
+    def _feed(self, d: Delta) -> None:
+        idx, blk, opens = self.walker.step(d)
         if opens:
-            close()
-            open_block = (idx, blk)
+            self.close()
+            self.open_block = (idx, blk)
             if blk.kind == "text":
                 start: dict[str, Any] = {"type": "text", "text": ""}
             elif blk.kind == "reasoning":
                 start = {"type": "thinking", "thinking": "", "signature": ""}
             else:
                 start = {"type": "tool_use", "id": blk.call_id, "name": blk.name, "input": {}}
-            ev("content_block_start", {"index": idx, "content_block": start})
-            if first:
+            self.ev("content_block_start", {"index": idx, "content_block": start})
+            if self.first:
                 # the real API sends one ping after the first block opens
-                ev("ping", {})
-                first = False
+                self.ev("ping", {})
+                self.first = False
         if isinstance(d, TextDelta):
             dd: dict[str, Any] = {"type": "text_delta", "text": d.text}
         elif isinstance(d, ReasoningDelta):
             dd = {"type": "thinking_delta", "thinking": d.text}
         else:
             dd = {"type": "input_json_delta", "partial_json": d.args}
-        ev("content_block_delta", {"index": idx, "delta": dd}, delta=True)
-    s.end_deltas()
-    close()
-    ev(
-        "message_delta",
-        {
-            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-            "usage": {"output_tokens": usage.output_tokens},
-        },
-    )
-    ev("message_stop", {})
-    return s.plan()
+        self.ev("content_block_delta", {"index": idx, "delta": dd}, delta=True)
+
+    def _end(self, usage: Usage) -> None:
+        _, stop_reason, _ = _finish(self.turn, self.seen)
+        self.close()
+        usage_obj = {"output_tokens": usage.output_tokens}
+        if usage.input_tokens != self.start_input:
+            usage_obj = {"input_tokens": usage.input_tokens, **usage_obj}
+        self.ev(
+            "message_delta",
+            {
+                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                "usage": usage_obj,
+            },
+        )
+        self.ev("message_stop", {})
 
 
 # --- OpenAI Responses ------------------------------------------------------------------------
 
 
-def openai_responses(ctx: TurnContext, turn: ScriptTurn, deltas: list[Delta], delay: float) -> Plan:
-    _, _, incomplete = _finish(turn, deltas)
-    usage = _usage(turn, deltas)
-    rid = "resp_" + ctx.ident("resp", length=48)
-    req = ctx.request.json
-    call_id = lambda n: "call_" + ctx.ident("call", n)  # noqa: E731
+class _Responses:
+    """The pieces of a Responses reply shared by the streamed and the whole form."""
 
-    def item_id(blk: Block, idx: int) -> str:
+    def __init__(self, ctx: TurnContext) -> None:
+        self.ctx = ctx
+        self.rid = "resp_" + ctx.ident("resp", length=48)
+        self.req = ctx.request.json
+
+    def call_id(self, n: int) -> str:
+        return "call_" + self.ctx.ident("call", n)
+
+    def item_id(self, blk: Block, idx: int) -> str:
         prefix = {"text": "msg_", "reasoning": "rs_", "tool": "fc_"}[blk.kind]
-        return prefix + ctx.ident("item", idx, length=48)
+        return prefix + self.ctx.ident("item", idx, length=48)
 
-    def item(blk: Block, idx: int, *, done: bool) -> dict[str, Any]:
-        iid = item_id(blk, idx)
+    def item(self, blk: Block, idx: int, *, done: bool) -> dict[str, Any]:
+        iid = self.item_id(blk, idx)
         status = "completed" if done else "in_progress"
         if blk.kind == "text":
             content = [_output_text(blk.text)] if done else []
@@ -481,17 +608,24 @@ def openai_responses(ctx: TurnContext, turn: ScriptTurn, deltas: list[Delta], de
             "name": blk.name,
         }
 
-    def response(status: str, output: list[Any]) -> dict[str, Any]:
+    def response(
+        self,
+        status: str,
+        output: list[Any],
+        usage: Usage | None = None,
+        incomplete: str | None = None,
+    ) -> dict[str, Any]:
+        req = self.req
         obj: dict[str, Any] = {
-            "id": rid,
+            "id": self.rid,
             "object": "response",
-            "created_at": ctx.created,
+            "created_at": self.ctx.created,
             "status": status,
             "error": None,
             "incomplete_details": None,
             "instructions": req.get("instructions"),
             "max_output_tokens": req.get("max_output_tokens"),
-            "model": ctx.model,
+            "model": self.ctx.model,
             "output": output,
             "parallel_tool_calls": req.get("parallel_tool_calls", True),
             "previous_response_id": req.get("previous_response_id"),
@@ -502,7 +636,7 @@ def openai_responses(ctx: TurnContext, turn: ScriptTurn, deltas: list[Delta], de
             "metadata": req.get("metadata") or {},
             "usage": None,
         }
-        if status != "in_progress":
+        if status != "in_progress" and usage is not None:
             obj["usage"] = {
                 "input_tokens": usage.input_tokens,
                 "input_tokens_details": {"cached_tokens": 0},
@@ -514,103 +648,139 @@ def openai_responses(ctx: TurnContext, turn: ScriptTurn, deltas: list[Delta], de
             obj["incomplete_details"] = {"reason": incomplete}
         return obj
 
+
+def openai_responses(ctx: TurnContext, turn: ScriptTurn, deltas: list[Delta], delay: float) -> Plan:
+    if ctx.request.stream:
+        return _eager(_ResponsesStream(ctx, turn, delay), deltas, turn.usage)
+    _, _, incomplete = _finish(turn, deltas)
+    usage = _usage(turn, deltas)
+    r = _Responses(ctx)
     final_status = "incomplete" if incomplete else "completed"
-    all_blocks = blocks(deltas, call_id)
-    if not ctx.request.stream:
-        for blk in all_blocks:
-            if blk.kind == "tool":
-                _parse_tool_input(blk)
-        output = [item(b, i, done=True) for i, b in enumerate(all_blocks)]
-        return json_plan(200, response(final_status, output))
+    all_blocks = blocks(deltas, r.call_id)
+    for blk in all_blocks:
+        if blk.kind == "tool":
+            _parse_tool_input(blk)
+    output = [r.item(b, i, done=True) for i, b in enumerate(all_blocks)]
+    return json_plan(200, r.response(final_status, output, usage, incomplete))
 
-    s = _Stream(turn, delay)
-    seq = 0
 
-    def ev(event: str, obj: dict[str, Any], *, delta: bool = False) -> None:
-        nonlocal seq
-        data = dumps({"type": event, **obj, "sequence_number": seq})
-        seq += 1
+class _ResponsesStream(StreamEncoder):
+    def __init__(self, ctx: TurnContext, turn: ScriptTurn, delay: float) -> None:
+        super().__init__(ctx, turn, delay)
+        self.r = _Responses(ctx)
+        self.walker = BlockWalker(self.r.call_id)
+        self.seq = 0
+        self.done_items: list[Any] = []
+        self.open_block: tuple[int, Block] | None = None
+
+    def ev(self, event: str, obj: dict[str, Any], *, delta: bool = False) -> None:
+        data = dumps({"type": event, **obj, "sequence_number": self.seq})
+        self.seq += 1
         if delta:
-            s.delta_frame(data, event)
+            self.s.delta_frame(data, event)
         else:
-            s.frame(data, event)
+            self.s.frame(data, event)
 
-    ev("response.created", {"response": response("in_progress", [])})
-    ev("response.in_progress", {"response": response("in_progress", [])})
-    done_items: list[Any] = []
-    open_block: tuple[int, Block] | None = None
+    def start(self) -> None:
+        self.ev("response.created", {"response": self.r.response("in_progress", [])})
+        self.ev("response.in_progress", {"response": self.r.response("in_progress", [])})
 
-    def close() -> None:
-        if open_block is None:
+    def close(self) -> None:
+        if self.open_block is None:
             return
-        idx, blk = open_block
-        iid = item_id(blk, idx)
+        idx, blk = self.open_block
+        iid = self.r.item_id(blk, idx)
         where = {"item_id": iid, "output_index": idx}
         if blk.kind == "text":
-            ev(
+            self.ev(
                 "response.output_text.done",
                 {**where, "content_index": 0, "text": blk.text, "logprobs": []},
             )
-            ev(
+            self.ev(
                 "response.content_part.done",
                 {**where, "content_index": 0, "part": _output_text(blk.text)},
             )
         elif blk.kind == "reasoning":
-            ev(
+            self.ev(
                 "response.reasoning_summary_text.done",
                 {**where, "summary_index": 0, "text": blk.text},
             )
             part = {"type": "summary_text", "text": blk.text}
-            ev("response.reasoning_summary_part.done", {**where, "summary_index": 0, "part": part})
+            self.ev(
+                "response.reasoning_summary_part.done", {**where, "summary_index": 0, "part": part}
+            )
         else:
-            ev(
+            self.ev(
                 "response.function_call_arguments.done",
                 {**where, "name": blk.name, "arguments": blk.text},
             )
-        done = item(blk, idx, done=True)
-        done_items.append(done)
-        ev("response.output_item.done", {"output_index": idx, "item": done})
+        done = self.r.item(blk, idx, done=True)
+        self.done_items.append(done)
+        self.ev("response.output_item.done", {"output_index": idx, "item": done})
 
-    for idx, d, blk, opens in block_of(deltas, call_id):
-        iid = item_id(blk, idx)
+    def _feed(self, d: Delta) -> None:
+        idx, blk, opens = self.walker.step(d)
+        iid = self.r.item_id(blk, idx)
         where = {"item_id": iid, "output_index": idx}
         if opens:
-            close()
-            open_block = (idx, blk)
-            ev(
+            self.close()
+            self.open_block = (idx, blk)
+            self.ev(
                 "response.output_item.added",
-                {"output_index": idx, "item": item(blk, idx, done=False)},
+                {"output_index": idx, "item": self.r.item(blk, idx, done=False)},
             )
             if blk.kind == "text":
-                ev(
+                self.ev(
                     "response.content_part.added",
                     {**where, "content_index": 0, "part": _output_text("")},
                 )
             elif blk.kind == "reasoning":
                 part = {"type": "summary_text", "text": ""}
-                ev(
+                self.ev(
                     "response.reasoning_summary_part.added",
                     {**where, "summary_index": 0, "part": part},
                 )
         if isinstance(d, TextDelta):
-            ev(
+            self.ev(
                 "response.output_text.delta",
                 {**where, "content_index": 0, "delta": d.text, "logprobs": []},
                 delta=True,
             )
         elif isinstance(d, ReasoningDelta):
-            ev(
+            self.ev(
                 "response.reasoning_summary_text.delta",
                 {**where, "summary_index": 0, "delta": d.text},
                 delta=True,
             )
         else:
-            ev("response.function_call_arguments.delta", {**where, "delta": d.args}, delta=True)
-    s.end_deltas()
-    close()
-    final = "response.incomplete" if incomplete else "response.completed"
-    ev(final, {"response": response(final_status, done_items)})
-    return s.plan()
+            self.ev(
+                "response.function_call_arguments.delta", {**where, "delta": d.args}, delta=True
+            )
+
+    def _end(self, usage: Usage) -> None:
+        _, _, incomplete = _finish(self.turn, self.seen)
+        self.close()
+        final_status = "incomplete" if incomplete else "completed"
+        final = "response.incomplete" if incomplete else "response.completed"
+        body = self.r.response(final_status, self.done_items, usage, incomplete)
+        self.ev(final, {"response": body})
+
+
+def stream_encoder(
+    api: Api,
+    ctx: TurnContext,
+    turn: ScriptTurn,
+    delay: float,
+    *,
+    first: Delta,
+    start_usage: Usage | None,
+) -> StreamEncoder:
+    """A streamed encoder for a turn whose deltas are not known yet (the first one is)."""
+    if api == "openai.chat":
+        return _ChatStream(ctx, turn, delay, has_text=isinstance(first, TextDelta))
+    if api == "anthropic.messages":
+        return _AnthropicStream(ctx, turn, delay, start_usage=start_usage or Usage(10, 1))
+    return _ResponsesStream(ctx, turn, delay)
 
 
 def _output_text(text: str) -> dict[str, Any]:
