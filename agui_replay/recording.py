@@ -357,8 +357,17 @@ def _decode_errors(decoder: SSEDecoder, where: str) -> None:
         raise TargetError(f"{where} sent a frame that is not an AG-UI event: {decoder.errors[0]}")
 
 
-async def _asgi_events(app: Any, run_input: RunAgentInput, path: str = "/") -> list[WireEvent]:
-    """POST the input to an ASGI app in process and decode its SSE body as it streams."""
+async def _asgi_events(
+    app: Any,
+    run_input: RunAgentInput,
+    path: str = "/",
+    state: Mapping[str, Any] | None = None,
+) -> list[WireEvent]:
+    """POST the input to an ASGI app in process and decode its SSE body as it streams.
+
+    ``state`` is what the app's lifespan put in its state; each request gets a shallow copy,
+    as the ASGI spec says.
+    """
     body = _input_body(run_input)
     decoder = SSEDecoder()
     events: list[WireEvent] = []
@@ -408,7 +417,7 @@ async def _asgi_events(app: Any, run_input: RunAgentInput, path: str = "/") -> l
         ],
         "client": ("127.0.0.1", 50000),
         "server": ("agui-replay.test", 80),
-        "state": {},
+        "state": dict(state or {}),
     }
     try:
         await app(scope, receive, send)
@@ -521,6 +530,188 @@ async def arun_target(
     from .server import run_agent
 
     return [to_wire(e) async for e in run_agent(target, run_input, state_type=state_type)]
+
+
+# --- ASGI lifespan: an app's startup and shutdown around a session's runs ------------------
+
+
+def _app_name(app: Any) -> str:
+    name = getattr(app, "__qualname__", None)
+    if isinstance(name, str):
+        return f"{getattr(app, '__module__', '?')}.{name}"
+    return f"{type(app).__module__}.{type(app).__qualname__} instance"
+
+
+class _Lifespan:
+    """The ASGI lifespan of one app: started once, shut down when the session finishes.
+
+    Per the ASGI spec, an app that raises before it reads the startup message, or returns
+    without answering it, does not support lifespan and simply runs without it. An app that
+    answers ``lifespan.startup.failed``, or raises once it has the startup message, fails the
+    run with a :class:`TargetError`.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.name = _app_name(app)
+        self.state: dict[str, Any] = {}
+        self.supported = False
+        self.error: TargetError | None = None
+        self._ready: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._to_app: asyncio.Queue[dict[str, Any]] | None = None
+        self._from_app: asyncio.Queue[dict[str, Any]] | None = None
+
+    async def _exchange(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """Send ``message``; the app's answer, or ``None`` if the app ended without one."""
+        assert self._to_app is not None
+        assert self._from_app is not None
+        assert self._task is not None
+        self._to_app.put_nowait(message)
+        answer = asyncio.ensure_future(self._from_app.get())
+        await asyncio.wait({answer, self._task}, return_when=asyncio.FIRST_COMPLETED)
+        if answer.done():
+            return answer.result()
+        answer.cancel()
+        # The app may have answered in the same step it ended in.
+        try:
+            return self._from_app.get_nowait()
+        except asyncio.QueueEmpty:
+            return None
+
+    async def startup(self) -> None:
+        if self._ready is not None:  # started (or starting) already: wait for it
+            await self._ready.wait()
+            if self.error is not None:
+                raise self.error
+            return
+        self._ready = asyncio.Event()
+        try:
+            await self._startup()
+        except TargetError as error:
+            self.error = error
+            raise
+        finally:
+            self._ready.set()
+
+    async def _startup(self) -> None:
+        self._to_app = asyncio.Queue()
+        self._from_app = asyncio.Queue()
+        took_startup = False
+        to_app, from_app = self._to_app, self._from_app
+
+        async def receive() -> dict[str, Any]:
+            nonlocal took_startup
+            message = await to_app.get()
+            took_startup = True
+            return message
+
+        async def send(message: Mapping[str, Any]) -> None:
+            from_app.put_nowait(dict(message))
+
+        scope = {
+            "type": "lifespan",
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "state": self.state,
+        }
+        self._task = asyncio.ensure_future(self.app(scope, receive, send))
+        answer = await self._exchange({"type": "lifespan.startup"})
+        where = f"the ASGI app {self.name}"
+        if answer is None:
+            failure = self._task.exception()
+            if failure is None or not took_startup:
+                return  # no lifespan support: run without it
+            raise TargetError(
+                f"{where} raised during its lifespan startup: {type(failure).__name__}: "
+                f"{failure}. Fix the startup (or the app's lifespan= handler) so that it "
+                "completes; agui.run() starts the app before the first run."
+            ) from failure
+        if answer.get("type") == "lifespan.startup.complete":
+            self.supported = True
+            return
+        if answer.get("type") == "lifespan.startup.failed":
+            await asyncio.wait({self._task})  # it usually re-raises; the message says it all
+            raise TargetError(
+                f"the lifespan startup of {where} failed: {answer.get('message') or '(no message)'}"
+                ". Fix the startup (or the app's lifespan= handler) so that it completes; "
+                "agui.run() starts the app before the first run."
+            )
+        raise TargetError(
+            f"{where} answered the lifespan startup with {answer.get('type')!r} instead of "
+            "'lifespan.startup.complete' or 'lifespan.startup.failed'"
+        )
+
+    async def shutdown(self) -> None:
+        task = self._task
+        if not self.supported or task is None:
+            return
+        self.supported = False
+        where = f"the ASGI app {self.name}"
+        if task.done():
+            failure = task.exception()
+            if failure is not None:
+                raise TargetError(
+                    f"{where} crashed in its lifespan after startup: "
+                    f"{type(failure).__name__}: {failure}"
+                ) from failure
+            return
+        answer = await self._exchange({"type": "lifespan.shutdown"})
+        if answer is None:
+            failure = task.exception()
+            if failure is not None:
+                raise TargetError(
+                    f"{where} raised during its lifespan shutdown: "
+                    f"{type(failure).__name__}: {failure}"
+                ) from failure
+            return
+        # The app returns after answering; give it a moment, then stop waiting for it.
+        _, pending = await asyncio.wait({task}, timeout=5.0)
+        for leftover in pending:
+            leftover.cancel()
+        if not pending and not task.cancelled():
+            task.exception()  # retrieved: a failure is reported through the answer below
+        if answer.get("type") == "lifespan.shutdown.failed":
+            raise TargetError(
+                f"the lifespan shutdown of {where} failed: "
+                f"{answer.get('message') or '(no message)'}"
+            )
+
+
+class _AppLoop:
+    """An event loop in a daemon thread: the home of the session's ASGI apps with a lifespan.
+
+    What an app's startup opens (HTTP clients, pools) is bound to the loop it ran on, so the
+    app's requests, in every run of the session (``run`` and ``arun`` alike), run there too.
+    """
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self.loop.run_forever, name="agui-replay-apps", daemon=True
+        )
+        self._thread.start()
+
+    def submit(self, coro: Any) -> Any:
+        """A ``concurrent.futures.Future`` of ``coro`` run on this loop."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def call(self, coro: Any) -> Any:
+        return self.submit(coro).result()
+
+    def close(self) -> None:
+        async def cancel_rest() -> None:
+            current = asyncio.current_task()
+            rest = [t for t in asyncio.all_tasks() if t is not current]
+            for task in rest:
+                task.cancel()
+            await asyncio.gather(*rest, return_exceptions=True)
+
+        with contextlib.suppress(Exception):
+            self.call(cancel_rest())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10.0)
+        if not self._thread.is_alive():
+            self.loop.close()
 
 
 # --- the provider ------------------------------------------------------------------------------
@@ -783,6 +974,8 @@ class CassetteSession:
         self._cassette: Cassette | None = None
         self._finished = False
         self._lock = threading.Lock()
+        self._lifespans: dict[int, _Lifespan] = {}
+        self._app_loop: _AppLoop | None = None
 
     def __repr__(self) -> str:
         return f"<CassetteSession {self.path} mode={self.mode.value}>"
@@ -873,22 +1066,81 @@ class CassetteSession:
             self.guard.uninstall()
 
     def finish(self) -> Path | None:
-        """Write the cassette if a run was recorded, stop the provider; returns the path written."""
+        """Write the cassette if a run was recorded, shut the ASGI apps down (their lifespan),
+        stop the provider; returns the path written."""
         if self._finished:
             return None
         self._finished = True
         try:
-            if self.outcome != "recorded":
-                return None
-            runs = [self._run_to_store(r) for r in self.runs]
-            if self.mode is RecordMode.NEW:
-                recorded_new = runs[len(self._recorded_runs) :]
-                runs = self._recorded_runs + recorded_new
-            meta: dict[str, Any] = {"provider": {"base_path": self.base_path}}
-            cassette = Cassette(runs=runs, name=self.name, meta=meta)
-            return save_cassette(cassette, self.path, secrets=self.secrets)
+            return self._save()
         finally:
-            self.provider.close()
+            try:
+                self._stop_apps()
+            finally:
+                self.provider.close()
+
+    def _save(self) -> Path | None:
+        if self.outcome != "recorded":
+            return None
+        runs = [self._run_to_store(r) for r in self.runs]
+        if self.mode is RecordMode.NEW:
+            recorded_new = runs[len(self._recorded_runs) :]
+            runs = self._recorded_runs + recorded_new
+        meta: dict[str, Any] = {"provider": {"base_path": self.base_path}}
+        cassette = Cassette(runs=runs, name=self.name, meta=meta)
+        return save_cassette(cassette, self.path, secrets=self.secrets)
+
+    # --- ASGI apps and their lifespan -----------------------------------------------------------
+
+    async def _app_started(self, app: Any) -> _Lifespan:
+        # Runs on the app loop only, so two runs never start the same app twice.
+        lifespan = self._lifespans.get(id(app))
+        if lifespan is None:
+            lifespan = self._lifespans[id(app)] = _Lifespan(app)  # keeps `app` (and its id)
+        await lifespan.startup()
+        return lifespan
+
+    def _apps(self) -> _AppLoop:
+        with self._lock:
+            if self._app_loop is None:
+                self._app_loop = _AppLoop()
+            return self._app_loop
+
+    def _run_asgi(self, app: Any, run_input: RunAgentInput, path: str) -> list[WireEvent]:
+        apps = self._apps()
+        lifespan: _Lifespan = apps.call(self._app_started(app))
+        if not lifespan.supported:
+            return run_target(app, run_input, kind="asgi", path=path)
+        events: list[WireEvent] = apps.call(_asgi_events(app, run_input, path, lifespan.state))
+        return events
+
+    async def _arun_asgi(self, app: Any, run_input: RunAgentInput, path: str) -> list[WireEvent]:
+        apps = self._apps()
+        lifespan: _Lifespan = await asyncio.wrap_future(apps.submit(self._app_started(app)))
+        if not lifespan.supported:
+            return await _asgi_events(app, run_input, path)
+        events: list[WireEvent] = await asyncio.wrap_future(
+            apps.submit(_asgi_events(app, run_input, path, lifespan.state))
+        )
+        return events
+
+    def _stop_apps(self) -> None:
+        """Send ``lifespan.shutdown`` to every started app; the first failure is raised."""
+        apps, self._app_loop = self._app_loop, None
+        if apps is None:
+            return
+        failures: list[TargetError] = []
+        try:
+            for lifespan in self._lifespans.values():
+                try:
+                    apps.call(lifespan.shutdown())
+                except TargetError as error:
+                    failures.append(error)
+        finally:
+            self._lifespans.clear()
+            apps.close()
+        if failures:
+            raise failures[0]
 
     def _run_to_store(self, run: RunRecord) -> CassetteRun:
         if run.action == "replayed":
@@ -1099,14 +1351,17 @@ class CassetteSession:
         pending = self._begin(input)
         try:
             with self.guard.guarding(pending.replay), self._clock():
-                events = run_target(
-                    target,
-                    pending.input,
-                    kind=kind,
-                    state_type=state_type if state_type is not None else self.state_type,
-                    path=path,
-                    headers=headers,
-                )
+                if (kind or target_kind(target)) == "asgi":
+                    events = self._run_asgi(target, pending.input, path)
+                else:
+                    events = run_target(
+                        target,
+                        pending.input,
+                        kind=kind,
+                        state_type=state_type if state_type is not None else self.state_type,
+                        path=path,
+                        headers=headers,
+                    )
         except BaseException:
             self.provider._idle()
             raise
@@ -1126,14 +1381,17 @@ class CassetteSession:
         pending = self._begin(input)
         try:
             with self.guard.guarding(pending.replay), self._clock():
-                events = await arun_target(
-                    target,
-                    pending.input,
-                    kind=kind,
-                    state_type=state_type if state_type is not None else self.state_type,
-                    path=path,
-                    headers=headers,
-                )
+                if (kind or target_kind(target)) == "asgi":
+                    events = await self._arun_asgi(target, pending.input, path)
+                else:
+                    events = await arun_target(
+                        target,
+                        pending.input,
+                        kind=kind,
+                        state_type=state_type if state_type is not None else self.state_type,
+                        path=path,
+                        headers=headers,
+                    )
         except BaseException:
             self.provider._idle()
             raise

@@ -20,6 +20,7 @@ from agui_replay.recording import (
     RecordMode,
     RecordModeError,
     ReplayMismatchError,
+    TargetError,
     target_kind,
 )
 from agui_replay.server import agui_app
@@ -140,3 +141,149 @@ def test_the_guard_refuses_non_loopback_and_allows_loopback(upstream: Any) -> No
     assert socket.socket.connect is not None
     with guard.guarding(active=False):
         assert not guard.active
+
+
+# -- ASGI lifespan --------------------------------------------------------------------------------
+
+LIFESPAN_TESTS = """
+import contextlib
+from pathlib import Path
+
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+from agui_replay.server import AguiEndpoint
+
+LOG = Path(__file__).parent / "lifespan.log"
+
+
+def log(line):
+    with LOG.open("a") as f:
+        f.write(line + "\\n")
+
+
+def make_app(name):
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        log(f"{name} startup")
+        yield {"greeting": f"bonjour from {name}"}  # the endpoint fails without it
+        log(f"{name} shutdown")
+
+    async def endpoint(request):
+        greeting = request.state.greeting
+        log(f"{name} run")
+        return await AguiEndpoint(lambda ctx: ctx.say(greeting)).respond(request)
+
+    return Starlette(routes=[Route("/", endpoint, methods=["POST"])], lifespan=lifespan)
+
+
+def said(events):
+    return "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+
+
+def test_1_sync(agui):
+    app = make_app("sync")
+    assert said(agui.run(app, "a")) == "bonjour from sync"
+    assert said(agui.run(app, "b")) == "bonjour from sync"
+
+
+@pytest.mark.anyio
+async def test_2_async(agui):
+    app = make_app("async")
+    assert said(await agui.arun(app, "a")) == "bonjour from async"
+    assert said(await agui.arun(app, "b")) == "bonjour from async"
+
+
+def test_3_after(agui):
+    print("LOG:" + "|".join(LOG.read_text().splitlines()))
+"""
+
+
+@pytest.mark.parametrize("mode", ["once", "none"])
+def test_an_asgi_app_starts_once_per_test_and_shuts_down_after_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    pytester.makepyfile(test_app=LIFESPAN_TESTS)
+    args = ("-p", "no:hypothesispytest", "-p", "no:randomly", "-s")
+    if mode == "none":  # replay: record first, then run again from the cassettes
+        pytester.runpytest(*args, "--agui-record-mode=once").assert_outcomes(passed=3)
+        (pytester.path / "lifespan.log").unlink()
+    result = pytester.runpytest(*args, f"--agui-record-mode={mode}")
+    result.assert_outcomes(passed=3)
+    # Each test's app started once for its two runs and shut down when its test ended.
+    result.stdout.fnmatch_lines(
+        [
+            "*LOG:sync startup|sync run|sync run|sync shutdown"
+            "|async startup|async run|async run|async shutdown"
+        ]
+    )
+
+
+def _lifespan_app(startup: Any) -> Any:
+    import contextlib
+
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    from agui_replay.server import AguiEndpoint
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        startup()
+        yield
+
+    async def endpoint(request: Any) -> Any:
+        return await AguiEndpoint(lambda ctx: ctx.say("ok")).respond(request)
+
+    return Starlette(routes=[Route("/", endpoint, methods=["POST"])], lifespan=lifespan)
+
+
+def test_a_failing_startup_is_a_target_error_naming_the_app(tmp_path: Path) -> None:
+    def startup() -> None:
+        raise RuntimeError("the database is unreachable")
+
+    app = _lifespan_app(startup)
+    with CassetteSession(tmp_path / "c.json", mode="rewrite") as session:
+        with pytest.raises(TargetError, match="lifespan startup") as caught:
+            session.run(app, "hi")
+        assert "starlette.applications.Starlette" in str(caught.value)
+        assert "the database is unreachable" in str(caught.value)
+        # Later runs of the same app see the same failure rather than a half-started app.
+        with pytest.raises(TargetError, match="the database is unreachable"):
+            session.run(app, "hi")
+
+
+def test_an_app_raising_inside_its_startup_is_a_target_error(tmp_path: Path) -> None:
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await receive()
+            raise ConnectionError("no pool")
+        raise AssertionError("never reached")
+
+    session = CassetteSession(tmp_path / "c.json", mode="rewrite")
+    with session, pytest.raises(TargetError, match=r"raised during its lifespan startup.*no pool"):
+        session.run(app, "hi", kind="asgi")
+
+
+@pytest.mark.parametrize("refusal", ["raises", "returns"])
+def test_an_app_without_lifespan_support_runs_without_it(tmp_path: Path, refusal: str) -> None:
+    from agui_replay.server import AguiEndpoint
+
+    endpoint = AguiEndpoint(lambda ctx: ctx.say("plain"))
+    scopes: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        scopes.append(scope["type"])
+        if scope["type"] != "http":
+            if refusal == "raises":
+                raise ValueError(f"unsupported scope {scope['type']}")
+            return
+        await endpoint(scope, receive, send)
+
+    with CassetteSession(tmp_path / "c.json", mode="rewrite") as session:
+        assert text(session.run(app, "hi")) == "plain"
+        assert text(session.run(app, "hi")) == "plain"
+    # Asked once, then only requests.
+    assert scopes == ["lifespan", "http", "http"]

@@ -233,3 +233,41 @@ def test_a_client_that_disconnects_cancels_the_run(flavour: str) -> None:
                 if any(e["type"] == "TEXT_MESSAGE_END" for e in decoder.feed(chunk)):
                     break  # leaving the block closes the connection mid-stream
         assert cancelled.wait(GUARD), "the agent never saw the run cancelled"
+
+
+def test_a_silent_agent_gets_keep_alive_comments_between_events() -> None:
+    gate = threading.Event()
+
+    async def slow(ctx: RunContext[dict[str, Any]]) -> None:
+        ctx.say("looking it up")
+        # A long tool call: the agent stays silent until the client has seen a comment.
+        await asyncio.to_thread(gate.wait, GUARD)
+        ctx.say("done" if gate.is_set() else "no keep-alive ever arrived")
+
+    app = agui_app(slow, keepalive_seconds=0.01)
+    with serve(app) as url, httpx.Client(timeout=GUARD) as client:
+        raw = b""
+        with client.stream("POST", url, json=BODY) as response:
+            assert response.status_code == 200
+            for chunk in response.iter_bytes():
+                raw += chunk
+                if b"TEXT_MESSAGE_END" in raw and b"\n: keep-alive\n\n" in raw:
+                    gate.set()
+    assert gate.is_set()
+    # The comment came after the first message and before the second one started.
+    first_end = raw.index(b"TEXT_MESSAGE_END")
+    comment = raw.index(b": keep-alive\n\n", first_end)
+    assert comment < raw.index(b"done")
+    # Decoders skip comments: the events are those of the same agent served without them.
+    quiet = agui_app(slow, keepalive_seconds=None)
+    gate.set()
+    with serve(quiet) as url, httpx.Client(timeout=GUARD) as client:
+        plain = client.post(url, json=BODY).content
+    assert b"keep-alive" not in plain
+    assert decode_sse(raw) == decode_sse(plain)
+    assert [m["content"] for m in fold(decode_sse(raw)).messages] == ["looking it up", "done"]
+
+
+def test_keepalive_seconds_must_be_positive_or_none() -> None:
+    with pytest.raises(ValueError, match="keepalive_seconds"):
+        agui_app(greeter, keepalive_seconds=0)

@@ -28,14 +28,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from ..errors import InvalidArgumentError
 from ..sse import encode_sse
 from .cancel import CancellationToken
 from .context import describe_validation_error
 from .driver import run_agent
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "AguiEndpoint", "agui_app"]
+__all__ = ["DEFAULT_KEEPALIVE_SECONDS", "DEFAULT_MAX_BODY_BYTES", "AguiEndpoint", "agui_app"]
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+DEFAULT_KEEPALIVE_SECONDS = 15.0
+KEEPALIVE_COMMENT = b": keep-alive\n\n"
 SSE_MEDIA_TYPE = "text/event-stream"
 
 _STREAM_HEADERS = [
@@ -93,16 +96,41 @@ def is_json_content_type(value: str) -> bool:
 
 
 class _EventStream(Response):
-    """Streams a run as SSE and trips the run's token when the client goes away."""
+    """Streams a run as SSE and trips the run's token when the client goes away.
 
-    def __init__(self, events: AsyncGenerator[BaseEvent, None], token: CancellationToken) -> None:
+    While the agent is silent for ``keepalive`` seconds, an SSE comment goes out so proxies
+    and load balancers do not drop the idle connection; AG-UI clients ignore comments.
+    """
+
+    def __init__(
+        self,
+        events: AsyncGenerator[BaseEvent, None],
+        token: CancellationToken,
+        keepalive: float | None = None,
+    ) -> None:
         self._events = events
         self._token = token
+        self._keepalive = keepalive
         self.status_code = 200
         self.background = None
         self.raw_headers = list(_STREAM_HEADERS)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # The keep-alive task and the event loop below share `send`: one write at a time,
+        # and nothing after the final (empty) body.
+        lock = anyio.Lock()
+        last_write = anyio.current_time()
+        ended = False
+
+        async def write(body: bytes, more_body: bool = True) -> None:
+            nonlocal last_write, ended
+            async with lock:
+                if ended:
+                    return
+                await send({"type": "http.response.body", "body": body, "more_body": more_body})
+                last_write = anyio.current_time()
+                ended = not more_body
+
         async with anyio.create_task_group() as group:
 
             async def watch_disconnect() -> None:
@@ -116,21 +144,28 @@ class _EventStream(Response):
                         group.cancel_scope.cancel()
                         return
 
+            async def keep_alive(interval: float) -> None:
+                try:
+                    while not ended:
+                        await anyio.sleep(max(0.0, last_write + interval - anyio.current_time()))
+                        if anyio.current_time() - last_write >= interval:
+                            await write(KEEPALIVE_COMMENT)
+                except OSError:
+                    self._token.cancel()
+                    group.cancel_scope.cancel()
+
             group.start_soon(watch_disconnect)
             try:
                 await send(
                     {"type": "http.response.start", "status": 200, "headers": self.raw_headers}
                 )
+                last_write = anyio.current_time()
+                if self._keepalive is not None:
+                    group.start_soon(keep_alive, self._keepalive)
                 async with aclosing(self._events) as events:
                     async for event in events:
-                        await send(
-                            {
-                                "type": "http.response.body",
-                                "body": encode_sse(event),
-                                "more_body": True,
-                            }
-                        )
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                        await write(encode_sse(event))
+                await write(b"", more_body=False)
             except OSError:
                 self._token.cancel()  # the server reports a write to a closed connection
             finally:
@@ -146,10 +181,17 @@ class AguiEndpoint:
         *,
         state_type: Any = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        keepalive_seconds: float | None = DEFAULT_KEEPALIVE_SECONDS,
     ) -> None:
+        if keepalive_seconds is not None and not keepalive_seconds > 0:
+            raise InvalidArgumentError(
+                f"keepalive_seconds must be a positive number of seconds or None (off), "
+                f"got {keepalive_seconds!r}"
+            )
         self.agent = agent
         self.state_type = state_type
         self.max_body_bytes = max_body_bytes
+        self.keepalive_seconds = keepalive_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -191,7 +233,7 @@ class AguiEndpoint:
             return parsed
         token = CancellationToken()
         events = run_agent(self.agent, parsed, state_type=self.state_type, cancellation=token)
-        return _EventStream(events, token)
+        return _EventStream(events, token, self.keepalive_seconds)
 
     async def _read_body(self, request: Request) -> bytes | None:
         declared = request.headers.get("content-length")
@@ -245,7 +287,17 @@ def agui_app(
     state_type: Any = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     path: str = "/",
+    keepalive_seconds: float | None = DEFAULT_KEEPALIVE_SECONDS,
 ) -> Starlette:
-    """A Starlette app serving ``agent`` at ``path`` (POST RunAgentInput -> SSE)."""
-    endpoint = AguiEndpoint(agent, state_type=state_type, max_body_bytes=max_body_bytes)
+    """A Starlette app serving ``agent`` at ``path`` (POST RunAgentInput -> SSE).
+
+    While the agent is silent (a long tool call), a ``: keep-alive`` SSE comment goes out every
+    ``keepalive_seconds`` so proxies keep the connection; ``None`` turns it off.
+    """
+    endpoint = AguiEndpoint(
+        agent,
+        state_type=state_type,
+        max_body_bytes=max_body_bytes,
+        keepalive_seconds=keepalive_seconds,
+    )
     return Starlette(routes=[Route(path, endpoint=endpoint)])
