@@ -14,28 +14,30 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Generator, Iterator
+import sys
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from agui_replay.assertions import explain_stream_diff, is_event_stream
-from agui_replay.cassette import cassette_path, safe_file_name
 from agui_replay.errors import CassetteError
 from agui_replay.providers.fixtures import *  # noqa: F403  (the provider fixtures, by __all__)
 from agui_replay.providers.fixtures import pytest_configure as _providers_configure
-from agui_replay.recording import (
-    DEFAULT_SECRET_ENV,
-    DEFAULT_UPSTREAM,
-    CassetteSession,
-    NetworkBlockedError,
-    RecordMode,
-    RecordModeError,
-    ReplayMismatchError,
-    secrets_from_env,
-)
+
+if TYPE_CHECKING:
+    from agui_replay.recording import CassetteSession, RecordMode
+
+# This module is loaded in every pytest run of an environment that has agui_replay installed,
+# so it imports the engine (recording, cassette, assertions: ag_ui.core's pydantic models,
+# ~0.5 s) only inside the hooks and fixtures that need it. What registering the options needs
+# is copied here and kept equal to the engine by tests/test_exported_members.py.
+RECORD_MODES = ("none", "once", "rewrite", "new")
+"""The values of :class:`agui_replay.recording.RecordMode`, in its order."""
+
+DEFAULT_UPSTREAM = "https://api.openai.com/v1"
+"""Same as :data:`agui_replay.recording.DEFAULT_UPSTREAM`."""
 
 MARKER = "agui"
 MARKER_KWARGS = (
@@ -67,7 +69,9 @@ class _State:
     recorded: set[str] = field(default_factory=set)
     replayed: set[str] = field(default_factory=set)
     claimed: set[str] = field(default_factory=set)
-    folders: set[str] = field(default_factory=set)
+    # Stems of the test modules collected in full; their cassette folders are worked out in
+    # _unused (safe_file_name needs the cassette module, which a run without cassettes skips).
+    stems: set[str] = field(default_factory=set)
     whole_suite: bool = False
     unused: list[str] = field(default_factory=list)
 
@@ -76,7 +80,7 @@ class _State:
             "recorded": sorted(self.recorded),
             "replayed": sorted(self.replayed),
             "claimed": sorted(self.claimed),
-            "folders": sorted(self.folders),
+            "stems": sorted(self.stems),
             "whole_suite": self.whole_suite,
         }
 
@@ -84,7 +88,7 @@ class _State:
         self.recorded.update(data.get("recorded", []))
         self.replayed.update(data.get("replayed", []))
         self.claimed.update(data.get("claimed", []))
-        self.folders.update(data.get("folders", []))
+        self.stems.update(data.get("stems", []))
         self.whole_suite = self.whole_suite or bool(data.get("whole_suite"))
 
 
@@ -97,7 +101,7 @@ _WORKER_KEY = "agui_replay"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("agui-replay", "agui-replay: record and replay AG-UI agents")
-    modes = [m.value for m in RecordMode]
+    modes = list(RECORD_MODES)
     group.addoption(
         "--agui-record",
         action="store_true",
@@ -172,6 +176,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def _cli_mode(config: pytest.Config) -> RecordMode | None:
     record = bool(config.getoption("agui_record"))
     named = config.getoption("agui_record_mode")
+    if not (record or named):
+        return None
+    from agui_replay.recording import RecordMode
+
     if record and named not in (None, RecordMode.REWRITE.value):
         raise pytest.UsageError(
             f"--agui-record means --agui-record-mode=rewrite; it cannot be combined with "
@@ -179,7 +187,16 @@ def _cli_mode(config: pytest.Config) -> RecordMode | None:
         )
     if record:
         return RecordMode.REWRITE
-    return RecordMode.parse(named, source="--agui-record-mode") if named else None
+    return _parse_mode(named, "--agui-record-mode")
+
+
+def _parse_mode(value: str, source: str) -> RecordMode:
+    from agui_replay.recording import RecordMode, RecordModeError
+
+    try:
+        return RecordMode.parse(value, source=source)
+    except RecordModeError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 # Replaces the providers module's pytest_configure (star-imported above) and calls it first.
@@ -193,11 +210,10 @@ def pytest_configure(config: pytest.Config) -> None:  # type: ignore[no-redef]
         ini_dir = config.getini("agui_cassette_dir") or "cassettes"
         base = config.inipath.parent if config.inipath is not None else config.rootpath
         cassette_dir = Path(base, str(ini_dir))
-    try:
-        cli_mode = _cli_mode(config)
-        RecordMode.parse(str(config.getini("agui_record_mode")), source="ini agui_record_mode")
-    except RecordModeError as exc:
-        raise pytest.UsageError(str(exc)) from None
+    cli_mode = _cli_mode(config)
+    ini_mode = str(config.getini("agui_record_mode"))
+    if ini_mode not in RECORD_MODES:  # the engine says what is wrong with it
+        _parse_mode(ini_mode, "ini agui_record_mode")
     fail = config.getoption("agui_fail_on_unused")
     state = _State(
         cassette_dir=cassette_dir.resolve(),
@@ -234,6 +250,8 @@ def _marker_kwargs(node: pytest.Item) -> dict[str, Any]:
 
 
 def _default_cassette(state: _State, item: pytest.Item) -> Path:
+    from agui_replay.cassette import cassette_path
+
     parts = item.nodeid.split("::")
     test_name = ".".join(parts[1:]) if len(parts) > 1 else item.name
     return cassette_path(state.cassette_dir, item.path.name, test_name)
@@ -280,6 +298,8 @@ def agui_secrets(pytestconfig: pytest.Config) -> list[str]:
     Default: the values of the common provider key variables (``OPENAI_API_KEY``...) and of
     those named by ini ``agui_secret_env`` / ``--agui-secret-env``. Extend it in a conftest.
     """
+    from agui_replay.recording import DEFAULT_SECRET_ENV, secrets_from_env
+
     state = pytestconfig.stash[_STATE]
     return secrets_from_env([*DEFAULT_SECRET_ENV, *state.secret_env])
 
@@ -303,6 +323,8 @@ def agui(
 
     ``agui.provider.base_url`` is the model provider to point the agent's SDK at.
     """
+    from agui_replay.recording import CassetteSession, RecordMode, RecordModeError
+
     state = request.config.stash[_STATE]
     item = request.node
     assert isinstance(item, pytest.Item)
@@ -381,15 +403,27 @@ def pytest_assertrepr_compare(
     config: pytest.Config, op: str, left: object, right: object
 ) -> list[str] | None:
     """``assert events == expected`` on two event streams: one event per line, first change."""
-    if op != "==" or not (is_event_stream(left) and is_event_stream(right)):
+    # Every failing `==` in the session comes here: a cheap look at the first items before
+    # importing the assertions module (and ag_ui.core with it).
+    if op != "==" or not (_looks_like_events(left) and _looks_like_events(right)):
+        return None
+    from agui_replay.assertions import explain_stream_diff, is_event_stream
+
+    if not (is_event_stream(left) and is_event_stream(right)):
         return None
     lines = explain_stream_diff(left, right)  # type: ignore[arg-type]
     return lines or None
 
 
-# --- session hooks ------------------------------------------------------------------------------
+def _looks_like_events(value: object) -> bool:
+    if not isinstance(value, (list, tuple)) or not value:
+        return False
+    first = value[0]
+    # A necessary condition of assertions.is_event_stream, which checks every item.
+    return isinstance(first, Mapping) and isinstance(first.get("type"), str)
 
-_FAILURES = (CassetteError, ReplayMismatchError, NetworkBlockedError)
+
+# --- session hooks ------------------------------------------------------------------------------
 
 
 class _Hooks:
@@ -402,13 +436,23 @@ class _Hooks:
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
         funcargs: dict[str, Any] = getattr(item, "funcargs", {})
         session = funcargs.get("agui")
+        # No CassetteSession can exist before its module was imported (by our fixture).
+        if "agui_replay.recording" not in sys.modules:
+            return (yield)
+        from agui_replay.recording import (
+            CassetteSession,
+            NetworkBlockedError,
+            ReplayMismatchError,
+        )
+
         if not isinstance(session, CassetteSession):
             return (yield)
+        failures = (CassetteError, ReplayMismatchError, NetworkBlockedError)
         try:
             with session.guard.guarding(session.replay_only):
                 result = yield
             session.check_complete()
-        except _FAILURES as exc:
+        except failures as exc:
             # Our failures explain themselves; a traceback through the plugin would bury that.
             raise pytest.fail.Exception(f"{type(exc).__name__}: {exc}", pytrace=False) from None
         return result
@@ -425,7 +469,7 @@ class _Hooks:
         for item in items:
             stem = Path(item.path).stem
             if stem not in partial:
-                state.folders.add(_show_path(state, state.cassette_dir / safe_file_name(stem)))
+                state.stems.add(stem)
             if "agui" in getattr(item, "fixturenames", ()):
                 try:
                     state.claimed.add(_show_path(state, _cassette_for(state, item)))
@@ -460,6 +504,9 @@ class _Hooks:
         root = state.cassette_dir
         if not root.is_dir():
             return []
+        from agui_replay.cassette import safe_file_name
+
+        folders = {_show_path(state, root / safe_file_name(stem)) for stem in state.stems}
         used = state.claimed | state.recorded | state.replayed
         found: list[str] = []
         for path in sorted(root.rglob("*.json")):
@@ -467,7 +514,7 @@ class _Hooks:
                 continue
             shown = _show_path(state, path)
             folder = _show_path(state, path.parent)
-            considered = state.whole_suite or folder in state.folders
+            considered = state.whole_suite or folder in folders
             if considered and shown not in used:
                 found.append(shown)
         return found

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from agui_replay.providers._fake import FakeProvider
-from agui_replay.providers._server import LoopbackServer
-
 if TYPE_CHECKING:
     import anthropic
     import openai
+
+    from agui_replay.providers._fake import FakeProvider
+    from agui_replay.providers._server import LoopbackServer
 
 __all__ = [
     "anthropic_client",
@@ -52,6 +52,11 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     result = yield
     funcargs: dict[str, Any] = getattr(item, "funcargs", {})
     fake = funcargs.get("fake_provider")
+    # This hook runs for every test; the fake's module is loaded only for tests that use it.
+    if fake is None:
+        return result
+    from agui_replay.providers._fake import FakeProvider
+
     if isinstance(fake, FakeProvider):
         allow = item.get_closest_marker(_ALLOW_MARKER) is not None
         fake.check(allow_unused=True if allow else None)
@@ -61,6 +66,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 @pytest.fixture
 def fake_provider() -> Iterator[FakeProvider]:
     """A fresh FakeProvider; script it with ``fake_provider.reply(...)``."""
+    from agui_replay.providers._fake import FakeProvider
+
     with FakeProvider() as fake:
         yield fake
 
