@@ -84,3 +84,19 @@ def test_the_plugin_constants_equal_the_engine() -> None:
     # Copied into the plugin so registering its options imports no engine.
     assert tuple(mode.value for mode in recording.RecordMode) == pytest_plugin.RECORD_MODES
     assert pytest_plugin.DEFAULT_UPSTREAM == recording.DEFAULT_UPSTREAM
+
+
+def test_providers_names_all_resolve_lazily() -> None:
+    import agui_replay.providers as providers
+
+    for name in providers.__all__:
+        assert getattr(providers, name) is not None, name
+    code = (
+        "import sys, agui_replay.providers.fixtures; "
+        "print(','.join(m for m in ('agui_replay.providers._fake', 'httpx2', 'http.server') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out == "", f"importing the provider fixtures imported {out}"

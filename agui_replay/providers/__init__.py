@@ -21,32 +21,37 @@ provider's own shape, e.g. from a router that has no app for a request.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from agui_replay.providers._fake import FakeProvider, MatchMode, ReplayTurn, detect_api
-from agui_replay.providers._script import (
-    ProviderRequest,
-    Reasoning,
-    ReasoningDelta,
-    ScriptTurn,
-    Text,
-    TextDelta,
-    ToolCall,
-    ToolCallDelta,
-    Usage,
-)
-from agui_replay.providers._server import App, AsyncApp, LoopbackServer
-from agui_replay.providers._wire import Plan, error_plan
-from agui_replay.providers.interaction import Chunk, Interaction, RecordedRequest, RecordedResponse
-from agui_replay.providers.recording import SCRUBBED, ProxyApp, Recorder, Scrubber
-
 if TYPE_CHECKING:
+    from agui_replay.providers._fake import FakeProvider, MatchMode, ReplayTurn, detect_api
+    from agui_replay.providers._script import (
+        ProviderRequest,
+        Reasoning,
+        ReasoningDelta,
+        ScriptTurn,
+        Text,
+        TextDelta,
+        ToolCall,
+        ToolCallDelta,
+        Usage,
+    )
+    from agui_replay.providers._server import App, AsyncApp, LoopbackServer
     from agui_replay.providers._transports import (
         Httpx2AsyncTransport,
         Httpx2Transport,
         HttpxAsyncTransport,
         HttpxTransport,
     )
+    from agui_replay.providers._wire import Plan, error_plan
+    from agui_replay.providers.interaction import (
+        Chunk,
+        Interaction,
+        RecordedRequest,
+        RecordedResponse,
+    )
+    from agui_replay.providers.recording import SCRUBBED, ProxyApp, Recorder, Scrubber
 
 __all__ = [
     "SCRUBBED",
@@ -81,15 +86,43 @@ __all__ = [
     "error_plan",
 ]
 
-_TRANSPORTS = frozenset(
-    {"Httpx2AsyncTransport", "Httpx2Transport", "HttpxAsyncTransport", "HttpxTransport"}
-)
+# Names load on first use: pytest imports this package (for the plugin's fixtures) in every run,
+# and the fake, its server and the transports (httpx, httpx2) cost tens of milliseconds.
+_HOME = {
+    **dict.fromkeys(("FakeProvider", "MatchMode", "ReplayTurn", "detect_api"), "_fake"),
+    **dict.fromkeys(
+        (
+            "ProviderRequest",
+            "Reasoning",
+            "ReasoningDelta",
+            "ScriptTurn",
+            "Text",
+            "TextDelta",
+            "ToolCall",
+            "ToolCallDelta",
+            "Usage",
+        ),
+        "_script",
+    ),
+    **dict.fromkeys(("App", "AsyncApp", "LoopbackServer"), "_server"),
+    **dict.fromkeys(
+        ("Httpx2AsyncTransport", "Httpx2Transport", "HttpxAsyncTransport", "HttpxTransport"),
+        "_transports",
+    ),
+    **dict.fromkeys(("Plan", "error_plan"), "_wire"),
+    **dict.fromkeys(("Chunk", "Interaction", "RecordedRequest", "RecordedResponse"), "interaction"),
+    **dict.fromkeys(("SCRUBBED", "ProxyApp", "Recorder", "Scrubber"), "recording"),
+}
 
 
 def __getattr__(name: str) -> Any:
-    # The transports import httpx and httpx2 (tens of milliseconds); only those who use one pay.
-    if name in _TRANSPORTS:
-        from agui_replay.providers import _transports
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
 
-        return getattr(_transports, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
