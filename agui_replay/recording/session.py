@@ -1,0 +1,573 @@
+"""``CassetteSession``: the runs of one cassette file, each recorded or replayed and compared."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, cast
+from urllib.parse import urlsplit
+
+import orjson
+
+from ..assertions import explain_stream_diff, json_diff
+from ..cassette import Cassette, CassetteRun, load_cassette, save_cassette
+from ..errors import AguiReplayError
+from ..events import WireEvent
+from ..normalize import normalize_events
+from ..scrub import scrub
+from .guard import NetworkGuard
+from .modes import (
+    DEFAULT_FROZEN_TIME,
+    DEFAULT_UPSTREAM,
+    MissingCassetteError,
+    NetworkBlockedError,
+    RecordMode,
+    ReplayMismatchError,
+    TargetError,
+)
+from .provider import SessionProvider
+from .targets import (
+    TargetKind,
+    _AppLoop,
+    _asgi_events,
+    _Lifespan,
+    arun_target,
+    run_target,
+    target_kind,
+)
+
+if TYPE_CHECKING:
+    from ag_ui.core import RunAgentInput
+
+    from ..providers import FakeProvider
+
+__all__ = ["CassetteSession", "RunRecord"]
+
+
+class _HasBaseUrl(Protocol):
+    @property
+    def base_url(self) -> str: ...
+
+
+Upstream: TypeAlias = "str | _HasBaseUrl | Callable[[], str | _HasBaseUrl]"
+
+
+@dataclass
+class RunRecord:
+    """One run of a session, as it happened."""
+
+    index: int
+    action: Literal["recorded", "replayed"]
+    input: dict[str, Any]
+    events: list[WireEvent]
+    """The events as the agent produced them now (raw ids and timestamps)."""
+    normalized: list[WireEvent]
+    """The events after normalization and scrubbing (what the cassette stores / compares)."""
+    interactions: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class _Pending:
+    index: int
+    replay: bool
+    input: RunAgentInput
+    wire_input: dict[str, Any]
+    recorded: CassetteRun | None = None
+    first_interaction: int = 0
+    violations_before: int = 0
+
+
+def _canonical(value: Any) -> bytes:
+    # Sorted keys, and 1 / 1.0 / true kept apart, as JSON sees them.
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def _wire_input(run_input: RunAgentInput) -> dict[str, Any]:
+    dumped: dict[str, Any] = run_input.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return dumped
+
+
+class CassetteSession:
+    """The runs of one cassette file, recorded or replayed (the pytest ``agui`` fixture).
+
+    ``path`` is the cassette file; ``mode`` a :class:`RecordMode` (or its name); ``upstream``
+    the real provider to record from (a base URL, an object with ``base_url``, or a callable
+    returning one, called only when a run is recorded); ``secrets`` the values to scrub besides
+    auth headers and key-shaped strings; ``record_command`` the command a failure message tells
+    the user to run to record (default: ``pytest --agui-record``); ``freeze_time`` the instant
+    the wall clock shows during each run (``False``: the real clock).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        mode: RecordMode | str = RecordMode.NONE,
+        upstream: Upstream | None = None,
+        secrets: Iterable[str] = (),
+        record_command: str | None = None,
+        name: str | None = None,
+        normalize: bool = True,
+        match: Literal["order", "unordered", "none"] = "order",
+        state_type: Any = None,
+        freeze_time: str | bool = DEFAULT_FROZEN_TIME,
+    ) -> None:
+        self.path = Path(path)
+        self.freeze_time = freeze_time
+        self.mode = RecordMode.parse(mode)
+        self._upstream = upstream
+        self.secrets: list[str] = [s for s in secrets if s]
+        self.record_command = record_command or "pytest --agui-record"
+        self.name = name
+        self.normalize = normalize
+        self.match = match
+        self.state_type = state_type
+        self.runs: list[RunRecord] = []
+        """Every run of this session so far, in order."""
+        self.provider = SessionProvider(self)
+        self.guard = NetworkGuard(f"replaying {self.path}")
+        self.guard.hint = f"to re-record, run `{self.record_command}`"
+        self._started = False
+        self._existed = False
+        self._recorded_runs: list[CassetteRun] = []
+        self._cassette: Cassette | None = None
+        self._finished = False
+        self._lock = threading.Lock()
+        self._lifespans: dict[int, _Lifespan] = {}
+        self._app_loop: _AppLoop | None = None
+
+    def __repr__(self) -> str:
+        return f"<CassetteSession {self.path} mode={self.mode.value}>"
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def replay_only(self) -> bool:
+        """Whether no run of this session can record (so the network guard may stay up)."""
+        if self.mode is RecordMode.NONE:
+            return True
+        if self.mode is RecordMode.ONCE:
+            return self.path.exists()
+        return False
+
+    def start(self) -> None:
+        """Read the cassette (once). Done lazily by the first run or provider use."""
+        with self._lock:
+            if self._started:
+                return
+            self._existed = self.path.exists()
+            if self.mode is not RecordMode.REWRITE and self._existed:
+                self._cassette = load_cassette(self.path, validate="shape")
+                self._recorded_runs = list(self._cassette.runs)
+            elif self.mode is RecordMode.NONE:
+                raise MissingCassetteError(
+                    f"no cassette for this test, and record mode 'none' only replays. Record it "
+                    f"with `{self.record_command}` (against the real provider; keep its API key "
+                    "in the environment, it is scrubbed from the file).",
+                    path=str(self.path),
+                )
+            self._started = True
+
+    @property
+    def recorded_runs(self) -> list[CassetteRun]:
+        """The runs the cassette held when the session started (empty under ``rewrite``)."""
+        self.start()
+        return list(self._recorded_runs)
+
+    @property
+    def base_path(self) -> str:
+        """The URL path of the provider's base URL (``/v1`` for OpenAI)."""
+        meta = self._cassette.meta if self._cassette is not None else {}
+        provider = meta.get("provider") if isinstance(meta, dict) else None
+        if isinstance(provider, dict) and isinstance(provider.get("base_path"), str):
+            return str(provider["base_path"])
+        if not self._replays(0):
+            return urlsplit(self.upstream_url()).path.rstrip("/")
+        return "/v1"
+
+    def upstream_url(self) -> str:
+        """The upstream base URL (resolving a callable ``upstream`` the first time)."""
+        upstream = self._upstream
+        if upstream is None:
+            upstream = DEFAULT_UPSTREAM
+        if not isinstance(upstream, str) and not hasattr(upstream, "base_url"):
+            assert callable(upstream)
+            upstream = upstream()  # a factory, called only now that a run records
+            self._upstream = upstream
+        return upstream if isinstance(upstream, str) else cast("_HasBaseUrl", upstream).base_url
+
+    def _replays(self, index: int) -> bool:
+        if self.mode is RecordMode.NONE:
+            return True
+        if self.mode is RecordMode.ONCE:
+            return self._existed
+        if self.mode is RecordMode.REWRITE:
+            return False
+        return index < len(self._recorded_runs)
+
+    @property
+    def outcome(self) -> Literal["recorded", "replayed"] | None:
+        """``"recorded"`` if any run was recorded, ``"replayed"`` if runs only replayed."""
+        if any(r.action == "recorded" for r in self.runs):
+            return "recorded"
+        return "replayed" if self.runs else None
+
+    def __enter__(self) -> CassetteSession:
+        if self.replay_only:
+            self.guard.install()
+            self.guard.active = True
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        try:
+            self.finish()
+        finally:
+            self.guard.uninstall()
+
+    def finish(self) -> Path | None:
+        """Write the cassette if a run was recorded, shut the ASGI apps down (their lifespan),
+        stop the provider; returns the path written."""
+        if self._finished:
+            return None
+        self._finished = True
+        try:
+            return self._save()
+        finally:
+            try:
+                self._stop_apps()
+            finally:
+                self.provider.close()
+
+    def _save(self) -> Path | None:
+        if self.outcome != "recorded":
+            return None
+        runs = [self._run_to_store(r) for r in self.runs]
+        if self.mode is RecordMode.NEW:
+            recorded_new = runs[len(self._recorded_runs) :]
+            runs = self._recorded_runs + recorded_new
+        meta: dict[str, Any] = {"provider": {"base_path": self.base_path}}
+        cassette = Cassette(runs=runs, name=self.name, meta=meta)
+        return save_cassette(cassette, self.path, secrets=self.secrets)
+
+    # --- ASGI apps and their lifespan -----------------------------------------------------------
+
+    async def _app_started(self, app: Any) -> _Lifespan:
+        # Runs on the app loop only, so two runs never start the same app twice.
+        lifespan = self._lifespans.get(id(app))
+        if lifespan is None:
+            lifespan = self._lifespans[id(app)] = _Lifespan(app)  # keeps `app` (and its id)
+        await lifespan.startup()
+        return lifespan
+
+    def _apps(self) -> _AppLoop:
+        with self._lock:
+            if self._app_loop is None:
+                self._app_loop = _AppLoop()
+            return self._app_loop
+
+    def _run_asgi(self, app: Any, run_input: RunAgentInput, path: str) -> list[WireEvent]:
+        apps = self._apps()
+        lifespan: _Lifespan = apps.call(self._app_started(app))
+        if not lifespan.supported:
+            return run_target(app, run_input, kind="asgi", path=path)
+        events: list[WireEvent] = apps.call(_asgi_events(app, run_input, path, lifespan.state))
+        return events
+
+    async def _arun_asgi(self, app: Any, run_input: RunAgentInput, path: str) -> list[WireEvent]:
+        apps = self._apps()
+        lifespan: _Lifespan = await asyncio.wrap_future(apps.submit(self._app_started(app)))
+        if not lifespan.supported:
+            return await _asgi_events(app, run_input, path)
+        events: list[WireEvent] = await asyncio.wrap_future(
+            apps.submit(_asgi_events(app, run_input, path, lifespan.state))
+        )
+        return events
+
+    def _stop_apps(self) -> None:
+        """Send ``lifespan.shutdown`` to every started app; the first failure is raised."""
+        apps, self._app_loop = self._app_loop, None
+        if apps is None:
+            return
+        failures: list[TargetError] = []
+        try:
+            for lifespan in self._lifespans.values():
+                try:
+                    apps.call(lifespan.shutdown())
+                except TargetError as error:
+                    failures.append(error)
+        finally:
+            self._lifespans.clear()
+            apps.close()
+        if failures:
+            raise failures[0]
+
+    def _run_to_store(self, run: RunRecord) -> CassetteRun:
+        if run.action == "replayed":
+            return self._recorded_runs[run.index]
+        return CassetteRun(input=run.input, events=run.normalized, interactions=run.interactions)
+
+    def check_complete(self) -> None:
+        """After a passing test: every recorded run was replayed, and nothing was blocked."""
+        if self.guard.violations:
+            raise NetworkBlockedError(self.guard.violations[0])
+        if not self._started or not self.replay_only:
+            return
+        used, held = len(self.runs), len(self._recorded_runs)
+        if 0 < used < held:
+            raise ReplayMismatchError(
+                f"{self.path}: the test made {used} run(s) but the cassette holds {held}; "
+                f"the test changed since it was recorded. Re-record with `{self.record_command}`."
+            )
+
+    # --- runs -----------------------------------------------------------------------------------
+
+    def _coerce_input(self, value: Any, index: int) -> RunAgentInput:
+        from ..server import run_input
+        from ..server.context import coerce_input
+
+        run_id = f"run-{index + 1}"
+        if value is None:
+            return run_input("thread", run_id)
+        if isinstance(value, str):
+            return run_input("thread", run_id, messages=[value])
+        if isinstance(value, Mapping):
+            # A test writes the fields it cares about; the rest of RunAgentInput is empty.
+            defaults: dict[str, Any] = {"messages": [], "tools": [], "context": [], "state": None}
+            value = {**defaults, "forwardedProps": None, **value}
+        return coerce_input(value)
+
+    def _begin(self, value: Any) -> _Pending:
+        self.start()
+        if self._finished:
+            raise AguiReplayError(f"{self!r} is finished; start a new session to run again")
+        index = len(self.runs)
+        run_input = self._coerce_input(value, index)
+        pending = _Pending(index, self._replays(index), run_input, _wire_input(run_input))
+        pending.violations_before = len(self.guard.violations)
+        if pending.replay:
+            pending.recorded = self._recorded_run(index)
+            self._check_input(pending)
+            self.provider._replay(pending.recorded.interactions, self.match)
+        else:
+            pending.first_interaction = self.provider._record()
+        return pending
+
+    def _clock(self) -> contextlib.AbstractContextManager[Any]:
+        """The wall clock frozen at :attr:`freeze_time` for a run (time-machine, if installed).
+
+        Recording and replay see the same instant, so an agent that writes the date into a
+        prompt or a state sends the same request both times. time-machine leaves
+        ``time.monotonic`` running: asyncio timers and HTTP timeouts keep working.
+        """
+        if self.freeze_time is False:
+            return contextlib.nullcontext()
+        try:
+            import time_machine
+        except ImportError:
+            return contextlib.nullcontext()
+        instant = DEFAULT_FROZEN_TIME if self.freeze_time is True else self.freeze_time
+        return time_machine.travel(instant, tick=False)
+
+    def _recorded_run(self, index: int) -> CassetteRun:
+        if index < len(self._recorded_runs):
+            return self._recorded_runs[index]
+        held = len(self._recorded_runs)
+        if self.mode is RecordMode.ONCE:
+            how = (
+                "record mode 'once' never changes an existing cassette: append the new run "
+                f"with `{self.record_command.replace('--agui-record', '--agui-record-mode=new')}`"
+                f" or re-record it all with `{self.record_command}`"
+            )
+        else:
+            how = f"re-record it with `{self.record_command}`"
+        raise MissingCassetteError(
+            f"run #{index} (agui.run call {index + 1}) is not in the cassette, which holds "
+            f"{held} run(s); {how}.",
+            path=str(self.path),
+        )
+
+    def _check_input(self, pending: _Pending) -> None:
+        assert pending.recorded is not None
+        recorded = pending.recorded.input
+        now = scrub(pending.wire_input, secrets=self.secrets)
+        if _canonical(now) == _canonical(recorded):
+            return
+        diffs = json_diff(recorded, now)
+        shown = "\n".join(
+            f"  {p or '/'}: recorded {_short(a)} != now {_short(b)}" for p, a, b in diffs
+        )
+        raise ReplayMismatchError(
+            f"{self.path}: run #{pending.index} starts from another input than the recorded "
+            f"one:\n{shown}\nRe-record with `{self.record_command}` if the change is intended."
+        )
+
+    def _end(self, pending: _Pending, events: list[WireEvent]) -> list[WireEvent]:
+        provider = self.provider
+        interactions: list[dict[str, Any]] = []
+        fake = provider.fake if pending.replay else None
+        if not pending.replay:
+            interactions = provider._recorded_since(pending.first_interaction)
+        provider._idle()
+        # The recording is stored normalized, so only the new stream needs normalizing, and
+        # the comparison is of canonical bytes (a readable diff is built only on a mismatch).
+        expected = b""
+        same = False
+        if pending.replay and pending.recorded is not None:
+            expected = _canonical(pending.recorded.events)
+            # Already equal to the (normalized) recording: normalizing is idempotent, so the
+            # normalized stream would be equal too. Streams with run-id-derived ids and no
+            # timestamps (this package's own emitter) skip the copy.
+            same = _canonical(events) == expected
+        normalized = events if same else self._normalize(events, pending.wire_input)
+        record = RunRecord(
+            pending.index,
+            "replayed" if pending.replay else "recorded",
+            pending.wire_input,
+            events,
+            normalized,
+            interactions,
+        )
+        self.runs.append(record)
+        blocked = self.guard.violations[pending.violations_before :]
+        if blocked:
+            raise NetworkBlockedError(
+                blocked[0] + (f" ({len(blocked) - 1} more)" if len(blocked) > 1 else "")
+            )
+        if pending.replay:
+            assert pending.recorded is not None
+            assert fake is not None
+            self._compare(pending, record, fake, expected, same)
+        return events
+
+    def _normalize(self, events: list[WireEvent], wire_input: Mapping[str, Any]) -> list[WireEvent]:
+        if not self.normalize:
+            return [dict(e) for e in events]
+        messages = wire_input.get("messages")
+        keep = {
+            m["id"]
+            for m in (messages if isinstance(messages, list) else [])
+            if isinstance(m, dict) and isinstance(m.get("id"), str)
+        }
+        return normalize_events(events, preserve=keep)
+
+    def _compare(
+        self,
+        pending: _Pending,
+        record: RunRecord,
+        fake: FakeProvider,
+        expected_bytes: bytes,
+        same: bool,
+    ) -> None:
+        """``same`` says the raw stream already equals the recording (canonical bytes)."""
+        assert pending.recorded is not None
+        expected = pending.recorded.events
+        actual = record.normalized
+        same = same or _canonical(actual) == expected_bytes
+        if not same:
+            # The recording is scrubbed; a key-shaped string the agent emits is too.
+            actual = scrub(actual, secrets=self.secrets)
+            record.normalized = actual
+            same = _canonical(actual) == expected_bytes
+        problems: list[str] = []
+        if fake.errors:
+            problems.append(
+                "the agent's provider requests differ from the recorded ones:\n"
+                + "\n".join(f"  {line}" for e in fake.errors for line in str(e).splitlines())
+            )
+        if not same:
+            lines = explain_stream_diff(
+                expected, actual, left_name="recorded", right_name="replayed"
+            )
+            problems.append("the agent's stream differs from the recording: " + "\n".join(lines))
+        if fake.unserved and not fake.errors:
+            problems.append(
+                f"the agent made {len(fake.requests)} provider request(s); the recording has "
+                f"{len(fake.turns)}: never requested: " + "; ".join(fake.unserved)
+            )
+        if problems:
+            header = f"{self.path}: run #{pending.index} does not replay as recorded"
+            footer = f"If the change is intended, re-record with `{self.record_command}`."
+            raise ReplayMismatchError("\n".join([header, *problems, footer]))
+
+    def run(
+        self,
+        target: Any,
+        input: RunAgentInput | Mapping[str, Any] | str | None = None,
+        *,
+        kind: TargetKind | None = None,
+        state_type: Any = None,
+        path: str = "/",
+        headers: Mapping[str, str] | None = None,
+    ) -> list[WireEvent]:
+        """Run ``target`` once, recording or replaying, and return its events (wire dicts).
+
+        ``target`` is an agent function (run by :func:`agui_replay.server.run_agent_sync`), an
+        ASGI app speaking AG-UI (called in process, POST at ``path``) or the URL of an AG-UI
+        endpoint. ``input`` is a ``RunAgentInput`` (model or camelCase dict), a user message
+        text, or ``None`` (thread ``"thread"``, run ``"run-<n>"``). In replay the new stream
+        is compared with the recording and a difference raises :class:`ReplayMismatchError`.
+        """
+        pending = self._begin(input)
+        try:
+            with self.guard.guarding(pending.replay), self._clock():
+                if (kind or target_kind(target)) == "asgi":
+                    events = self._run_asgi(target, pending.input, path)
+                else:
+                    events = run_target(
+                        target,
+                        pending.input,
+                        kind=kind,
+                        state_type=state_type if state_type is not None else self.state_type,
+                        path=path,
+                        headers=headers,
+                    )
+        except BaseException:
+            self.provider._idle()
+            raise
+        return self._end(pending, events)
+
+    async def arun(
+        self,
+        target: Any,
+        input: RunAgentInput | Mapping[str, Any] | str | None = None,
+        *,
+        kind: TargetKind | None = None,
+        state_type: Any = None,
+        path: str = "/",
+        headers: Mapping[str, str] | None = None,
+    ) -> list[WireEvent]:
+        """:meth:`run` for async tests: an async agent or ASGI app runs on the current loop."""
+        pending = self._begin(input)
+        try:
+            with self.guard.guarding(pending.replay), self._clock():
+                if (kind or target_kind(target)) == "asgi":
+                    events = await self._arun_asgi(target, pending.input, path)
+                else:
+                    events = await arun_target(
+                        target,
+                        pending.input,
+                        kind=kind,
+                        state_type=state_type if state_type is not None else self.state_type,
+                        path=path,
+                        headers=headers,
+                    )
+        except BaseException:
+            self.provider._idle()
+            raise
+        return self._end(pending, events)
+
+    @property
+    def events(self) -> list[WireEvent]:
+        """The events of every run so far, as produced (raw)."""
+        return [e for r in self.runs for e in r.events]
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False) if value is not None else "null"
+    return text if len(text) <= 80 else text[:79] + "…"
