@@ -25,12 +25,12 @@ from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from .errors import PatchError, StateDecodeError
-from .patch import (
+from .patch._diff import _diff_checked
+from .patch._json import (
     JSONValue,
     Operation,
     _clone,
     _clone_checked,
-    _diff_checked,
     _dumps,
     _Invalid,
     _value_error,

@@ -1,0 +1,374 @@
+"""JSON values for the patch package: validation, copies, compact bytes and strict equality.
+
+Private to :mod:`agui_replay.patch`; the public names are re-exported there.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any, TypeAlias
+
+import orjson
+
+from ..errors import PatchError
+
+JSONValue: TypeAlias = Any
+"""A JSON value as plain Python data (kept as ``Any`` so callers' ``dict[str, X]`` fit)."""
+
+Operation: TypeAlias = dict[str, Any]
+"""One RFC 6902 operation, e.g. ``{"op": "replace", "path": "/step", "value": 2}``."""
+
+MAX_DEPTH = 128
+"""The deepest nesting of arrays/objects accepted (a scalar has depth 0, ``[]`` depth 1).
+
+orjson refuses more than 254 levels and pydantic's JSON parser about 200; an event or a cassette
+wraps the state in a few more levels, so 128 leaves room for every envelope while staying far
+beyond any real application state.
+"""
+
+_ORJSON_LIMIT = 254  # measured: orjson.dumps of 254 nested lists works, 255 fails
+_PAD = _ORJSON_LIMIT - MAX_DEPTH  # wrapper lists that make orjson enforce MAX_DEPTH for us
+_OPTS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+_SORTED = _OPTS | orjson.OPT_SORT_KEYS
+_OPS = ("add", "remove", "replace", "move", "copy", "test")
+
+
+class _Invalid(Exception):
+    """A value that is not a JSON value; ``tokens`` is filled innermost-first on the way out."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.tokens: list[str] = []
+
+    def where(self, base: str = "") -> str:
+        return base + "".join("/" + _escape(t) for t in reversed(self.tokens))
+
+
+class _Fail(Exception):
+    """An operation that cannot be applied (turned into a PatchError with the op's index)."""
+
+
+def _escape(token: str) -> str:
+    if "~" in token or "/" in token:
+        return token.replace("~", "~0").replace("/", "~1")
+    return token
+
+
+_BAD_ESCAPE = re.compile(r"~(?![01])")
+
+
+@lru_cache(maxsize=4096)
+def _tokens(pointer: str) -> tuple[str, ...]:
+    """Split a JSON pointer (RFC 6901) into unescaped reference tokens."""
+    if pointer == "":
+        return ()
+    if pointer[0] != "/":
+        raise _Fail(
+            f"invalid JSON pointer {pointer!r}: it must be empty (the whole document) "
+            "or start with '/', e.g. '/items/0'"
+        )
+    parts = pointer[1:].split("/")
+    if "~" in pointer:
+        if _BAD_ESCAPE.search(pointer):
+            raise _Fail(
+                f"invalid JSON pointer {pointer!r}: '~' must be followed by 0 or 1 "
+                "(write '~0' for '~' and '~1' for '/')"
+            )
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in parts]
+    return tuple(parts)
+
+
+def _pointer(tokens: Sequence[str]) -> str:
+    return "".join("/" + _escape(t) for t in tokens)
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({_type_name(value)})"
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+# --------------------------------------------------------------------------- validation and copies
+
+
+def _copy(value: Any, budget: int) -> Any:
+    """An independent plain-JSON copy of ``value``, at most ``budget`` containers deep.
+
+    Raises :class:`_Invalid` for anything that is not JSON. Subclasses of the JSON types
+    (``IntEnum``, ``OrderedDict``...) become the plain type, tuples become lists.
+    """
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        if math.isfinite(value):
+            return value
+        raise _Invalid(f"{value!r} is not a JSON number (NaN and infinity have no JSON form)")
+    if kind is dict or kind is list or kind is tuple:
+        if budget <= 0:
+            raise _Invalid(f"nested deeper than MAX_DEPTH={MAX_DEPTH} arrays/objects")
+        if kind is dict:
+            out: dict[str, Any] = {}
+            for key, item in value.items():
+                if type(key) is not str:
+                    if not isinstance(key, str):
+                        raise _Invalid(
+                            f"object key {key!r} is a {type(key).__name__}; JSON keys are strings"
+                        )
+                    key = str.__str__(key)
+                try:
+                    out[key] = _copy(item, budget - 1)
+                except _Invalid as exc:
+                    exc.tokens.append(key)
+                    raise
+            return out
+        items: list[Any] = []
+        for index, item in enumerate(value):
+            try:
+                items.append(_copy(item, budget - 1))
+            except _Invalid as exc:
+                exc.tokens.append(str(index))
+                raise
+        return items
+    # Subclasses of the JSON types are accepted as the plain type they extend.
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, bool):  # pragma: no cover - bool cannot be subclassed
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return _copy(float(value), budget)
+    if isinstance(value, dict):
+        return _copy(dict(value), budget)
+    if isinstance(value, (list, tuple)):
+        return _copy(list(value), budget)
+    raise _Invalid(
+        f"a {type(value).__name__} is not a JSON value; convert it first "
+        "(pydantic models and dataclasses: agui_replay.state.encode_state)"
+    )
+
+
+def _depth_within(value: Any, budget: int) -> bool:
+    """Whether ``value`` nests at most ``budget`` containers (stops early; no RecursionError)."""
+    if isinstance(value, dict):
+        if budget <= 0:
+            return False
+        return all(_depth_within(v, budget - 1) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        if budget <= 0:
+            return False
+        return all(_depth_within(v, budget - 1) for v in value)
+    return True
+
+
+def _pad(value: Any) -> Any:
+    for _ in range(_PAD):
+        value = [value]
+    return value
+
+
+def _dumps(value: Any, sort: bool) -> bytes:
+    """Compact JSON bytes; enforces MAX_DEPTH, string keys and JSON types (raises _Invalid).
+
+    NaN/infinity are *not* caught here (orjson writes them as null): callers that need that
+    check it separately, see :func:`_check_finite`.
+    """
+    try:
+        padded = orjson.dumps(_pad(value), option=_SORTED if sort else _OPTS)
+    except TypeError as exc:
+        return _dumps_slow(value, sort, exc)
+    return padded[_PAD:-_PAD]
+
+
+def _dumps_slow(value: Any, sort: bool, exc: TypeError) -> bytes:
+    # Find the exact place and reason with the walker; it also converts what orjson cannot do
+    # (integers beyond 64 bits are valid JSON, so they go through the standard library).
+    plain = _copy(value, MAX_DEPTH)
+    if "64-bit" not in str(exc):
+        try:
+            return orjson.dumps(plain, option=_SORTED if sort else _OPTS)
+        except TypeError:
+            pass
+    text = json.dumps(
+        plain, separators=(",", ":"), ensure_ascii=False, sort_keys=sort, allow_nan=False
+    )
+    return text.encode()
+
+
+def _check_finite(value: Any, encoded: bytes, *, thorough: bool = False) -> None:
+    """Raise _Invalid if ``value`` holds NaN/infinity (orjson silently writes them as null).
+
+    ``thorough`` also rejects objects orjson converts on its own (UUID, Enum...): any value
+    whose JSON does not read back ``==`` to it is walked, which names the offending place.
+    """
+    # A document whose JSON has no "null" cannot hold NaN, so most checks stop here.
+    if thorough or b"null" in encoded:
+        try:
+            same = orjson.loads(encoded) == value
+        except orjson.JSONDecodeError:  # integers beyond 64 bits came from the stdlib path
+            same = False
+        if not same:
+            _copy(value, MAX_DEPTH)  # raises with the exact place, or accepts tuples
+
+
+def _clone(value: Any) -> Any:
+    """An independent copy of a value already known to be plain JSON (fast path via orjson)."""
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    try:
+        return orjson.loads(orjson.dumps(value))
+    except TypeError:  # integers beyond 64 bits: orjson would turn them into floats
+        return _copy(value, MAX_DEPTH)
+
+
+def _clone_checked(value: Any) -> Any:
+    """An independent plain-JSON copy of ``value``, validating it completely (raises _Invalid)."""
+    try:
+        encoded = orjson.dumps(_pad(value), option=_OPTS)[_PAD:-_PAD]
+    except TypeError:
+        return _copy(value, MAX_DEPTH)
+    copy = orjson.loads(encoded)
+    # Python == cannot hold for NaN (written as null), tuples or enums orjson converted.
+    if copy == value:
+        return copy
+    return _copy(value, MAX_DEPTH)
+
+
+def _value_error(exc: _Invalid, what: str) -> PatchError:
+    place = exc.where()
+    at = f" at {place!r}" if place else ""
+    return PatchError(f"{what} is not valid JSON{at}: {exc.reason}", path=place or None)
+
+
+def _checked_json(value: Any, *, sort: bool, what: str, thorough: bool = False) -> bytes:
+    """:func:`_dumps` of ``value`` that raises :class:`PatchError` naming ``what`` on bad JSON."""
+    try:
+        encoded = _dumps(value, sort=sort)
+        _check_finite(value, encoded, thorough=thorough)
+    except _Invalid as exc:
+        raise _value_error(exc, what) from None
+    return encoded
+
+
+# ----------------------------------------------------------------------------------- public helpers
+
+
+def compact_json(value: JSONValue) -> bytes:
+    """Compact JSON bytes of ``value`` with its key order kept (what a STATE_* event carries).
+
+    >>> compact_json({"b": 1, "a": [1.0, True]})
+    b'{"b":1,"a":[1.0,true]}'
+    """
+    return _checked_json(value, sort=False, what="the value")
+
+
+def canonical_json(value: JSONValue) -> bytes:
+    """Compact JSON bytes with sorted keys: equal bytes if and only if JSON-equal values.
+
+    >>> canonical_json({"b": 1, "a": None}) == canonical_json({"a": None, "b": 1})
+    True
+    """
+    return _checked_json(value, sort=True, what="the value")
+
+
+def _kind(value: Any) -> str:
+    kind = type(value)
+    if kind is dict:
+        return "object"
+    if kind is list or kind is tuple:
+        return "array"
+    if kind is str:
+        return "string"
+    if kind is bool:
+        return "boolean"
+    if kind is int:
+        return "integer"
+    if kind is float:
+        return "float"
+    if value is None:
+        return "null"
+    return _type_name(value) if isinstance(value, (dict, list, tuple, str, int, float)) else "?"
+
+
+def _scalar_eq(a: Any, b: Any, kind: str) -> bool:
+    if kind == "float":
+        if not (math.isfinite(a) and math.isfinite(b)):
+            bad = b if math.isfinite(a) else a
+            raise _Invalid(f"{bad!r} is not a JSON number (NaN and infinity have no JSON form)")
+        # -0.0 and 0.0 serialize differently, so they count as different values.
+        return bool(a == b) and (a != 0.0 or math.copysign(1.0, a) == math.copysign(1.0, b))
+    if kind == "?":
+        raise _Invalid(f"a {type(a).__name__} is not a JSON value")
+    return bool(a == b)
+
+
+def _strict_eq(a: Any, b: Any) -> bool:
+    """JSON-strict equality of values without tuples (the diff's plain copies)."""
+    kind = _kind(a)
+    if kind != _kind(b):
+        return False
+    if kind == "object" or kind == "array":
+        # == rejects most differences at C speed; canonical bytes settle 1 vs 1.0 vs true.
+        return bool(a == b) and _dumps(a, sort=True) == _dumps(b, sort=True)
+    return _scalar_eq(a, b, kind)
+
+
+def _json_eq(a: Any, b: Any) -> bool:
+    """JSON-strict equality of any values (tuples count as arrays); raises _Invalid."""
+    kind, other = _kind(a), _kind(b)
+    if kind == "?" or other == "?":
+        bad = a if kind == "?" else b
+        raise _Invalid(f"a {type(bad).__name__} is not a JSON value")
+    if kind != other:
+        return False
+    if kind == "object" or kind == "array":
+        # Not ==: a tuple never equals a list in Python, but both are JSON arrays.
+        if len(a) != len(b):
+            return False
+        left, right = _dumps(a, sort=True), _dumps(b, sort=True)
+        if left != right:
+            return False
+        # Equal bytes, but orjson writes NaN as null: make sure neither side hides one.
+        _check_finite(a, left)
+        _check_finite(b, right)
+        return True
+    return _scalar_eq(a, b, kind)
+
+
+def json_equal(a: JSONValue, b: JSONValue) -> bool:
+    """JSON-strict equality: types must match (``1``, ``1.0``, ``True`` all differ), key order not.
+
+    Raises :class:`PatchError` for values that are not JSON (NaN, infinity, other objects).
+
+    >>> json_equal({"a": [1, 2.5]}, {"a": [1, 2.5]}), json_equal({"a": 1}, {"a": 1.0})
+    (True, False)
+    """
+    try:
+        return _json_eq(a, b)
+    except _Invalid as exc:
+        raise _value_error(exc, "a compared value") from None
