@@ -1,4 +1,5 @@
-"""Fake model providers that stream chunk by chunk in the real OpenAI and Anthropic formats.
+"""Fake model providers that stream chunk by chunk in the real OpenAI, Anthropic and Gemini
+formats.
 
 >>> from agui_replay.providers import FakeProvider
 >>> fake = FakeProvider()
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
         HttpxAsyncTransport,
         HttpxTransport,
     )
-    from agui_replay.providers._wire import Plan, error_plan
+    from agui_replay.providers._formats import error_plan
+    from agui_replay.providers._wire import Plan
     from agui_replay.providers.interaction import (
         Chunk,
         Interaction,
@@ -109,7 +111,8 @@ _HOME = {
         ("Httpx2AsyncTransport", "Httpx2Transport", "HttpxAsyncTransport", "HttpxTransport"),
         "_transports",
     ),
-    **dict.fromkeys(("Plan", "error_plan"), "_wire"),
+    "Plan": "_wire",
+    "error_plan": "_formats",
     **dict.fromkeys(("Chunk", "Interaction", "RecordedRequest", "RecordedResponse"), "interaction"),
     **dict.fromkeys(("SCRUBBED", "ProxyApp", "Recorder", "Scrubber"), "recording"),
 }

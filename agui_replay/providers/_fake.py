@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from agui_replay.errors import ProviderError, RequestMismatchError, ScriptExhaustedError
+from agui_replay.providers._formats import encode_turn, error_plan, stream_encoder
 from agui_replay.providers._script import (
     Api,
     Delta,
@@ -23,16 +24,7 @@ from agui_replay.providers._script import (
     parts_to_deltas,
 )
 from agui_replay.providers._server import LoopbackServer
-from agui_replay.providers._wire import (
-    Plan,
-    StreamCut,
-    StreamEncoder,
-    TurnContext,
-    encode_turn,
-    error_plan,
-    json_plan,
-    stream_encoder,
-)
+from agui_replay.providers._wire import Plan, StreamCut, StreamEncoder, TurnContext, json_plan
 from agui_replay.providers.interaction import Interaction, parse_body
 from agui_replay.providers.matching import describe_difference, first_difference
 
@@ -56,8 +48,14 @@ _ROUTES: tuple[tuple[str, Api], ...] = (
 
 
 def detect_api(path: str) -> Api | None:
-    """Which provider API a request path addresses (the ``/v1`` prefix is optional)."""
+    """Which provider API a request path addresses (the ``/v1`` prefix is optional).
+
+    >>> detect_api("/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse")
+    'gemini.generate'
+    """
     bare = path.split("?", 1)[0].rstrip("/")
+    if bare.endswith((":generateContent", ":streamGenerateContent")):
+        return "gemini.generate"
     for suffix, api in _ROUTES:
         if bare.endswith(suffix):
             return api
@@ -74,7 +72,8 @@ class ReplayTurn:
 
     def describe(self) -> str:
         r = self.interaction.request
-        return f"recorded interaction #{self.position}: {r.method} {r.path}"
+        who = f" ({self.interaction.provider})" if self.interaction.provider else ""
+        return f"recorded interaction #{self.position}{who}: {r.method} {r.path}"
 
 
 Turn = ScriptTurn | ReplayTurn
@@ -326,9 +325,22 @@ class FakeProvider:
 
     # --- serving ------------------------------------------------------------------------------
 
-    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Plan:
-        """Answer one HTTP request (what the server and the sync transports call)."""
-        selected = self._select(method, path, headers, body)
+    def handle(
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        body: bytes,
+        *,
+        provider: str | None = None,
+    ) -> Plan:
+        """Answer one HTTP request (what the server and the sync transports call).
+
+        ``provider`` names the provider the request went to (the plugin's routing passes it):
+        a fake replaying several providers' interactions then serves the request only from the
+        interactions recorded for that provider.
+        """
+        selected = self._select(method, path, headers, body, provider)
         if isinstance(selected, Plan):
             return selected
         request, turn, position = selected
@@ -340,9 +352,17 @@ class FakeProvider:
             return self._fail(request, _wrap(exc, request, position), 500)
         return self._encode(request, turn, deltas, position)
 
-    async def ahandle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Plan:
+    async def ahandle(
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        body: bytes,
+        *,
+        provider: str | None = None,
+    ) -> Plan:
         """The async form of :meth:`handle` (async generators run on the caller's loop)."""
-        selected = self._select(method, path, headers, body)
+        selected = self._select(method, path, headers, body, provider)
         if isinstance(selected, Plan):
             return selected
         request, turn, position = selected
@@ -493,7 +513,7 @@ class FakeProvider:
         )
 
     def _select(
-        self, method: str, path: str, headers: dict[str, str], body: bytes
+        self, method: str, path: str, headers: dict[str, str], body: bytes, provider: str | None
     ) -> tuple[ProviderRequest, ScriptTurn, int] | Plan:
         # A Plan when the answer is known here (models list, error, replayed recording); else
         # the scripted turn whose content handle / ahandle resolve, each in its own mode.
@@ -502,13 +522,14 @@ class FakeProvider:
             return json_plan(200, {"object": "list", "data": []})
         with self._lock:
             request = ProviderRequest(
-                len(self.requests), method, path, dict(headers), parse_body(body), api
+                len(self.requests), method, path, dict(headers), parse_body(body), api, provider
             )
             self.requests.append(request)
             if api is None and not any(isinstance(t, ReplayTurn) for t in self.turns):
                 err = ProviderError(
                     f"request #{request.index} {method} {path}: not an endpoint this fake serves "
-                    "(POST .../chat/completions, .../responses or .../messages)"
+                    "(POST .../chat/completions, .../responses, .../messages or "
+                    ".../models/MODEL:generateContent)"
                 )
                 self.errors.append(err)
                 return error_plan(None, 404, f"agui_replay: {err}", headers=[_NO_RETRY])
@@ -520,12 +541,40 @@ class FakeProvider:
             return self._replay(turn)
         return request, turn, position
 
+    def _serves(self, turn: Turn, provider: str | None, has_own: bool) -> bool:
+        """Whether ``turn`` may answer a request routed to ``provider``.
+
+        A request that names no provider takes any turn; a recorded interaction tagged with a
+        provider answers only requests to that provider; untagged turns (scripted ones, and
+        format-1 cassettes) and ``"default"`` ones answer a provider that has no turn tagged
+        with its name (``has_own`` is False)."""
+        if provider is None:
+            return True
+        tag = turn.interaction.provider if isinstance(turn, ReplayTurn) else None
+        if tag == provider:
+            return True
+        return not has_own and tag in (None, "default")
+
     def _pick(self, request: ProviderRequest) -> tuple[int, Turn] | ProviderError:
         # caller holds the lock
-        pending = [i for i, done in enumerate(self.served) if not done]
+        provider = request.provider
+        has_own = provider is not None and any(
+            isinstance(t, ReplayTurn) and t.interaction.provider == provider for t in self.turns
+        )
+        pending = [
+            i
+            for i, done in enumerate(self.served)
+            if not done and self._serves(self.turns[i], provider, has_own)
+        ]
         if not pending:
             if self.function is not None:
                 return len(self.turns), ScriptTurn(function=self.function)
+            if request.provider is not None and any(not done for done in self.served):
+                return ScriptExhaustedError(
+                    f"request #{request.index} to provider {request.provider!r} arrived but no "
+                    f"unserved turn of the script or recording is for that provider:\n  "
+                    f"{request.summary()}"
+                )
             return ScriptExhaustedError(
                 f"request #{request.index} arrived but the script has {len(self.turns)} turn(s) "
                 f"and all were served (script position {len(self.turns)}):\n  {request.summary()}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -24,7 +25,7 @@ __all__ = [
     "Usage",
 ]
 
-Api: TypeAlias = Literal["openai.chat", "openai.responses", "anthropic.messages"]
+Api: TypeAlias = Literal["openai.chat", "openai.responses", "anthropic.messages", "gemini.generate"]
 
 
 @dataclass(frozen=True)
@@ -287,12 +288,25 @@ class ScriptTurn:
         return "reply: " + ("; ".join(bits) if bits else "(empty)")
 
 
+_GEMINI_MODEL = re.compile(r"/models/([^/:?]+):(?:stream)?[gG]enerateContent")
+
+
+def gemini_model(path: str) -> str | None:
+    """The model named in a Gemini request path (``.../models/MODEL:generateContent``)."""
+    m = _GEMINI_MODEL.search(path)
+    return m.group(1) if m else None
+
+
 # --- requests --------------------------------------------------------------------------------
 
 
 @dataclass
 class ProviderRequest:
-    """A request the fake received, for assertions: ``fake.last_request.messages[-1]``."""
+    """A request the fake received, for assertions: ``fake.last_request.messages[-1]``.
+
+    ``provider`` names the provider the request was routed as (``"openai"``, ``"anthropic"``,
+    ``"gemini"``... when the plugin intercepted it; ``None`` when it came straight to the fake).
+    """
 
     index: int
     method: str
@@ -300,6 +314,7 @@ class ProviderRequest:
     headers: dict[str, str]
     body: Any
     api: Api | None
+    provider: str | None = None
 
     @property
     def json(self) -> dict[str, Any]:
@@ -307,17 +322,24 @@ class ProviderRequest:
 
     @property
     def model(self) -> str | None:
+        """The body's ``model``; for Gemini, the model named in the path."""
+        if self.api == "gemini.generate":
+            return gemini_model(self.path)
         m = self.json.get("model")
         return m if isinstance(m, str) else None
 
     @property
     def stream(self) -> bool:
+        if self.api == "gemini.generate":
+            return ":streamGenerateContent" in self.path
         return self.json.get("stream") is True
 
     @property
     def messages(self) -> list[Any]:
-        """Chat / Anthropic ``messages``, or the Responses ``input`` (a list)."""
-        key = "input" if self.api == "openai.responses" else "messages"
+        """Chat / Anthropic ``messages``, Responses ``input`` (a list) or Gemini ``contents``."""
+        key = {"openai.responses": "input", "gemini.generate": "contents"}.get(
+            self.api or "", "messages"
+        )
         value = self.json.get(key)
         if isinstance(value, str):
             return [{"role": "user", "content": value}]
@@ -325,8 +347,17 @@ class ProviderRequest:
 
     @property
     def tools(self) -> list[Any]:
+        """The tools offered; for Gemini, the ``functionDeclarations`` of every tool."""
         value = self.json.get("tools")
-        return list(value) if isinstance(value, list) else []
+        tools = list(value) if isinstance(value, list) else []
+        if self.api != "gemini.generate":
+            return tools
+        declared: list[Any] = []
+        for t in tools:
+            if isinstance(t, dict):
+                fns = t.get("functionDeclarations") or t.get("function_declarations") or []
+                declared.extend(fns if isinstance(fns, list) else [])
+        return declared
 
     @property
     def tool_names(self) -> list[str]:

@@ -97,7 +97,8 @@ class _Server(ThreadingHTTPServer):
 class LoopbackServer:
     """A running loopback server. ``base_url`` is for OpenAI clients (ends in ``/v1``, or the
     upstream's path for a recording proxy);
-    ``anthropic_base_url`` is the bare origin (the Anthropic SDK appends ``/v1/messages``).
+    ``anthropic_base_url`` and ``gemini_base_url`` are the bare origin (the Anthropic SDK
+    appends ``/v1/messages``, google-genai ``/v1beta/models/...``).
     """
 
     def __init__(
@@ -151,6 +152,12 @@ class LoopbackServer:
 
     @property
     def anthropic_base_url(self) -> str:
+        return self.url
+
+    @property
+    def gemini_base_url(self) -> str:
+        """The bare origin, for ``google.genai.Client(http_options={"base_url": ...})`` (the
+        SDK adds ``/v1beta/models/...``)."""
         return self.url
 
     def close(self) -> None:

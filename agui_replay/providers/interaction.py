@@ -143,19 +143,36 @@ def _chunks(items: list[Any]) -> list[Chunk]:
 
 @dataclass
 class Interaction:
-    """One recorded request/response exchange with a model provider."""
+    """One recorded request/response exchange with a model provider.
+
+    ``provider`` names the provider it went to (``"openai"``, ``"anthropic"``, ``"gemini"``,
+    ``"default"`` for ``agui.provider.base_url``...); ``None`` in recordings that predate
+    several providers per run (cassette format 1), which any provider may replay.
+    """
 
     request: RecordedRequest
     response: RecordedResponse
+    provider: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"request": self.request.to_dict(), "response": self.response.to_dict()}
+        d: dict[str, Any] = {}
+        if self.provider is not None:
+            d["provider"] = self.provider
+        d["request"] = self.request.to_dict()
+        d["response"] = self.response.to_dict()
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Interaction:
+        provider = d.get("provider") if isinstance(d, dict) else None
+        if provider is not None and not isinstance(provider, str):
+            raise ProviderError(
+                f"interaction.provider must be a provider name (a string), got {provider!r}"
+            )
         return cls(
             RecordedRequest.from_dict(_req(d, "request", "interaction")),
             RecordedResponse.from_dict(_req(d, "response", "interaction")),
+            provider,
         )
 
 

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, quote, urlsplit
 
 from agui_replay.errors import ProviderError
 from agui_replay.providers._server import LoopbackServer
@@ -41,17 +41,24 @@ if TYPE_CHECKING:
 
     from agui_replay.providers._fake import FakeProvider, MatchMode
 
-__all__ = ["DEFAULT_SCRUB_HEADERS", "SCRUBBED", "ProxyApp", "Recorder", "Scrubber"]
+__all__ = ["DEFAULT_SCRUB_HEADERS", "PASSTHROUGH", "SCRUBBED", "ProxyApp", "Recorder", "Scrubber"]
+
+PASSTHROUGH = "agui_replay.passthrough"
+"""A request extension: the provider routing lets a request that carries it through untouched
+(the recorder's own requests to the upstream)."""
 
 SCRUBBED = "<scrubbed>"
 DEFAULT_SCRUB_HEADERS: tuple[str, ...] = (
     "authorization",
     "x-api-key",
     "api-key",
+    "x-goog-api-key",
     "proxy-authorization",
     "cookie",
     "set-cookie",
 )
+# query parameters that carry an API key
+_QUERY_KEYS = {"key", "api_key", "api-key"}
 # headers that describe one connection, not the exchange
 _HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "te", "upgrade"}
 
@@ -90,6 +97,18 @@ class Scrubber:
                     scheme, _, token = v.partition(" ")
                     if token and scheme.lower() in ("bearer", "basic", "token"):
                         self._secrets.add(token.strip())
+
+    def learn_query(self, target: str) -> None:
+        """Remember the API key a request sends in its query string (``?key=...``, as Google
+        clients may), so it is scrubbed from the stored path and everywhere else."""
+        _, _, query = target.partition("?")
+        if not query:
+            return
+        with self._lock:
+            for name, value in parse_qsl(query, keep_blank_values=False):
+                if name.lower() in _QUERY_KEYS and value:
+                    self._secrets.add(value)
+                    self._secrets.add(quote(value, safe=""))
 
     def text(self, value: str) -> str:
         # longest first so "Bearer sk-1" is replaced whole, not around "sk-1"
@@ -215,12 +234,22 @@ class Recorder:
 
     # --- capture --------------------------------------------------------------------------------
 
-    def _begin(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> _Capture:
+    def _begin(
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        provider: str | None = None,
+    ) -> _Capture:
         started = time.monotonic()
         scrub = self.scrubber
         req_headers = {k: v for k, v in scrub.headers(headers).items() if k not in _HOP}
-        request = RecordedRequest(method, path, req_headers, scrub.value(parse_body(body)))
-        interaction = Interaction(request, RecordedResponse(0))
+        scrub.learn_query(path)
+        request = RecordedRequest(
+            method, scrub.text(path), req_headers, scrub.value(parse_body(body))
+        )
+        interaction = Interaction(request, RecordedResponse(0), provider)
         with self._lock:
             self.interactions.append(interaction)
         return _Capture(self, interaction, started)
@@ -271,8 +300,21 @@ class Recorder:
 
     # --- proxy -----------------------------------------------------------------------------------
 
-    def app(self) -> ProxyApp:
+    def app(
+        self,
+        upstream: str | _HasBaseUrl | None = None,
+        *,
+        provider: str | None = None,
+        client_base_path: str | None = None,
+    ) -> ProxyApp:
         """The recording proxy as a provider app, to serve your own way.
+
+        ``upstream`` (default: the recorder's) is where it forwards; ``provider`` tags every
+        interaction it records (one recorder can record several providers, in the order the
+        agent called them); ``client_base_path`` is the path prefix of the URLs the client
+        sends (``/v1`` for an OpenAI SDK talking to ``api.openai.com``), replaced by the
+        upstream's own path when they differ (default: the client already uses the
+        upstream's path).
 
         It forwards each request to ``upstream`` and records the exchange, as :meth:`serve`
         does, but starts no server: put it behind a
@@ -286,10 +328,16 @@ class Recorder:
         'https://api.openai.com'
         >>> recorder.close()
         """
-        if self.upstream is None:
+        if upstream is not None and not isinstance(upstream, str):
+            upstream = upstream.base_url
+        target = upstream or self.upstream
+        if target is None:
             raise ProviderError("Recorder.app() needs an upstream base URL: Recorder(upstream)")
-        parts = urlsplit(self.upstream)
-        app = ProxyApp(self, f"{parts.scheme}://{parts.netloc}")
+        parts = urlsplit(target)
+        rebase = None
+        if client_base_path is not None:
+            rebase = (client_base_path.rstrip("/"), parts.path.rstrip("/"))
+        app = ProxyApp(self, f"{parts.scheme}://{parts.netloc}", provider=provider, rebase=rebase)
         with self._lock:
             self._apps.append(app)
         return app
@@ -321,12 +369,32 @@ class ProxyApp:
     ``origin`` (scheme and host of the upstream) and records it in ``recorder``, streaming the
     response back chunk by chunk. Made by :meth:`Recorder.app`."""
 
-    def __init__(self, recorder: Recorder, origin: str) -> None:
+    def __init__(
+        self,
+        recorder: Recorder,
+        origin: str,
+        *,
+        provider: str | None = None,
+        rebase: tuple[str, str] | None = None,
+    ) -> None:
         import httpx2
 
         self.recorder = recorder
         self.origin = origin
+        self.provider = provider
+        self.rebase = rebase
         self.client = httpx2.Client(timeout=httpx2.Timeout(600.0, connect=10.0))
+
+    def upstream_path(self, path: str) -> str:
+        """Where ``path`` (as the client sent it) goes on the upstream."""
+        if self.rebase is None:
+            return path
+        client, upstream = self.rebase
+        if client == upstream:
+            return path
+        if client and (path == client or path.startswith((client + "/", client + "?"))):
+            path = path[len(client) :]
+        return upstream + path
 
     def close(self) -> None:
         """Close the connections to the upstream (idempotent)."""
@@ -335,10 +403,16 @@ class ProxyApp:
     def __call__(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Plan:
         import httpx2
 
-        capture = self.recorder._begin(method, path, headers, body)
+        capture = self.recorder._begin(method, path, headers, body, self.provider)
         fwd = {k: v for k, v in headers.items() if k.lower() not in _HOP}
         fwd["accept-encoding"] = "identity"
-        request = self.client.build_request(method, self.origin + path, headers=fwd, content=body)
+        request = self.client.build_request(
+            method,
+            self.origin + self.upstream_path(path),
+            headers=fwd,
+            content=body,
+            extensions={PASSTHROUGH: True},
+        )
         try:
             response = self.client.send(request, stream=True)
         except httpx2.HTTPError as exc:
