@@ -28,15 +28,24 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, Literal, NoReturn
 
-from ag_ui.core import BaseEvent
-
+from ._attribution import Owners
+from ._chunks import ABSENT as _ABSENT
+from ._chunks import CHUNK_BLOCK as _CHUNK_BLOCK
+from ._chunks import CHUNK_PASSTHROUGH_TYPES, ChunkExpander, expand_chunks
+from ._chunks import UndoLog as _UndoLog
+from ._chunks import chunk_after_start as _chunk_after_start
+from ._chunks import restore as _restore
+from ._chunks import str_field as _str_field
+from ._chunks import wire_of as _wire
+from ._schema import SchemaViolation, check_schema
 from .errors import EventDecodeError, InvalidArgumentError, ProtocolViolation
-from .events import CHUNK_TYPES, EVENT_TYPES, EventLike, WireEvent, to_wire
+from .events import CHUNK_TYPES, EVENT_TYPES, EventLike, WireEvent
 
 __all__ = [
     "CHUNK_PASSTHROUGH_TYPES",
     "ChunkExpander",
     "Mode",
+    "SchemaViolation",
     "Verifier",
     "expand_chunks",
     "verify_stream",
@@ -44,275 +53,9 @@ __all__ = [
 
 Mode = Literal["client", "strict"]
 
-CHUNK_PASSTHROUGH_TYPES: frozenset[str] = frozenset(
-    {
-        "RAW",
-        "ACTIVITY_SNAPSHOT",
-        "ACTIVITY_DELTA",
-        "REASONING_ENCRYPTED_VALUE",
-        "SUBAGENT_STARTED",
-        "SUBAGENT_FINISHED",
-        "SUBAGENT_ERROR",
-    }
-)
-"""Events that pass a pending chunk message without closing it (the reference client's list).
-
-Every other non-chunk event, STATE_* and CUSTOM included, ends the pending message first.
-"""
-
-_CHUNK_KIND = {
-    "TEXT_MESSAGE_CHUNK": "text",
-    "TOOL_CALL_CHUNK": "tool",
-    "REASONING_MESSAGE_CHUNK": "reasoning",
-}
-_KIND_ID = {"text": "messageId", "tool": "toolCallId", "reasoning": "messageId"}
-_KIND_START = {
-    "text": "TEXT_MESSAGE_START",
-    "tool": "TOOL_CALL_START",
-    "reasoning": "REASONING_MESSAGE_START",
-}
-_KIND_CONTENT = {
-    "text": "TEXT_MESSAGE_CONTENT",
-    "tool": "TOOL_CALL_ARGS",
-    "reasoning": "REASONING_MESSAGE_CONTENT",
-}
-_KIND_END = {
-    "text": "TEXT_MESSAGE_END",
-    "tool": "TOOL_CALL_END",
-    "reasoning": "REASONING_MESSAGE_END",
-}
-_KIND_NAME = {"text": "text message", "tool": "tool call", "reasoning": "reasoning message"}
-_START_KIND = {v: k for k, v in _KIND_START.items()}
-_END_KIND = {v: k for k, v in _KIND_END.items()}
-
-_ABSENT: Any = object()
-_UndoLog = list[tuple[Any, Any, Any]]
-
 
 class InvalidModeError(InvalidArgumentError):
     """A verifier mode other than ``"client"`` or ``"strict"``."""
-
-
-def _wire(event: object, index: int) -> Mapping[str, Any]:
-    if type(event) is dict:
-        return event
-    if isinstance(event, BaseEvent):
-        return to_wire(event)
-    if isinstance(event, Mapping):
-        return event
-    raise EventDecodeError(
-        f"an event must be a JSON object (a dict) or an ag_ui.core event, "
-        f"got {type(event).__name__}",
-        index=index,
-    )
-
-
-def _str_field(event: Mapping[str, Any], field: str, kind: str, index: int) -> str:
-    value = event.get(field)
-    if type(value) is not str:
-        what = "has no" if value is None else f"has a {type(value).__name__} in"
-        raise EventDecodeError(
-            f'{kind} {what} "{field}"; it must be a string',
-            index=index,
-            event_type=kind,
-            field=field,
-        )
-    return value
-
-
-class ChunkExpander:
-    """Turns *_CHUNK events into START / CONTENT (ARGS) / END, as the reference client does.
-
-    A first chunk carries its id (tool chunks also ``toolCallName``) and implies a START;
-    later chunks without an id continue it; a chunk with another id, or any event outside
-    :data:`CHUNK_PASSTHROUGH_TYPES`, ends it first. Other events come back unchanged (the same
-    objects). :meth:`close` returns the END of a message still pending at the end of the
-    stream (the reference client drops it; a normalized stream wants it).
-
-    >>> x = ChunkExpander()
-    >>> [e["type"] for e in x.feed({"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "a"})]
-    ['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT']
-    >>> [e["type"] for e in x.feed({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})]
-    ['TEXT_MESSAGE_END', 'RUN_FINISHED']
-
-    Errors (``ProtocolViolation``): ``chunk-without-id``, ``chunk-without-name``, and
-    ``chunk-after-start`` for a chunk on an id opened with an explicit START (ag-ui issue
-    161). After an error the expander's state is as before the bad event.
-    """
-
-    def __init__(self, *, track_starts: bool = True) -> None:
-        # The Verifier keeps its own open ids and turns off this tracking to save the work.
-        self._track = track_starts
-        self._count = 0
-        self._mode: str | None = None
-        self._pending_id = ""
-        self._explicit: dict[str, dict[str, int]] = {"text": {}, "tool": {}, "reasoning": {}}
-        self._undo: tuple[Any, ...] = (None, "", None)
-
-    @property
-    def pending(self) -> tuple[str, str] | None:
-        """``(kind, id)`` of the message a chunk opened and no event has closed yet."""
-        return None if self._mode is None else (self._mode, self._pending_id)
-
-    def feed(self, event: EventLike) -> list[WireEvent]:
-        """Expand one event; returns the wire events it stands for (possibly none)."""
-        index = self._count
-        wire = _wire(event, index)
-        kind = wire.get("type")
-        out = self._expand(wire, kind if type(kind) is str else "", index)
-        self._count = index + 1
-        return out
-
-    def close(self) -> list[WireEvent]:
-        """End of stream: the END of a pending chunk message, if any."""
-        if self._mode is None:
-            return []
-        end = self._end_event()
-        self._mode = None
-        return [end]
-
-    def _end_event(self) -> WireEvent:
-        assert self._mode is not None
-        return {"type": _KIND_END[self._mode], _KIND_ID[self._mode]: self._pending_id}
-
-    def _expand(self, event: Mapping[str, Any], kind: str, index: int) -> list[WireEvent]:
-        if kind in CHUNK_TYPES:
-            return self._chunk(event, kind, index)
-        self._undo = (self._mode, self._pending_id, None)
-        out: list[WireEvent] = []
-        if self._mode is not None and kind not in CHUNK_PASSTHROUGH_TYPES:
-            out.append(self._end_event())
-            self._mode = None
-        out.append(event)  # type: ignore[arg-type]  # a Mapping passes through as given
-        if self._track:
-            self._track_explicit(event, kind, index)
-        return out
-
-    def _track_explicit(self, event: Mapping[str, Any], kind: str, index: int) -> None:
-        block = _START_KIND.get(kind)
-        if block is not None:
-            ident = event.get(_KIND_ID[block])
-            if type(ident) is str:
-                opened = self._explicit[block]
-                self._undo = (*self._undo[:2], (opened, ident, opened.get(ident, _ABSENT)))
-                opened[ident] = index
-            return
-        block = _END_KIND.get(kind)
-        if block is not None:
-            ident = event.get(_KIND_ID[block])
-            opened = self._explicit[block]
-            if type(ident) is str and ident in opened:
-                self._undo = (*self._undo[:2], (opened, ident, opened.pop(ident)))
-            return
-        if kind == "RUN_STARTED":
-            self._undo = (*self._undo[:2], (self, "_explicit", self._explicit))
-            self._explicit = {"text": {}, "tool": {}, "reasoning": {}}
-
-    def _chunk(self, event: Mapping[str, Any], kind: str, index: int) -> list[WireEvent]:
-        block = _CHUNK_KIND[kind]
-        id_field = _KIND_ID[block]
-        ident = event.get(id_field)
-        if ident is not None and type(ident) is not str:
-            _str_field(event, id_field, kind, index)
-        delta = event.get("delta", _ABSENT)
-        if delta is not _ABSENT and type(delta) is not str:
-            # The reference client rejects `"delta": null` too, rather than reading it as absent.
-            _str_field(event, "delta", kind, index)
-        if self._mode == block and (ident is None or ident == self._pending_id):
-            self._undo = (self._mode, self._pending_id, None)
-            if delta is _ABSENT:
-                return []
-            return [{"type": _KIND_CONTENT[block], id_field: self._pending_id, "delta": delta}]
-        if ident is None:
-            raise ProtocolViolation(
-                rule="chunk-without-id",
-                event_type=kind,
-                index=index,
-                detail=f"the first {kind} of a {_KIND_NAME[block]} must carry {id_field} "
-                "(only the chunks that continue it may leave it out)",
-                hint=f"add {id_field} to this {kind}, or send it straight after a chunk of "
-                f"the {_KIND_NAME[block]} it continues",
-            )
-        start: WireEvent = {"type": _KIND_START[block], id_field: ident}
-        if block == "tool":
-            name = event.get("toolCallName")
-            if name is None:
-                raise ProtocolViolation(
-                    rule="chunk-without-name",
-                    event_type=kind,
-                    index=index,
-                    ids=(ident,),
-                    detail=f'the first TOOL_CALL_CHUNK of tool call "{ident}" must carry '
-                    "toolCallName",
-                    hint=f'add toolCallName to the first TOOL_CALL_CHUNK of tool call "{ident}"',
-                )
-            start["toolCallName"] = _str_field(event, "toolCallName", kind, index)
-            if event.get("parentMessageId") is not None:
-                start["parentMessageId"] = event["parentMessageId"]
-        elif block == "text":
-            start["role"] = event.get("role") or "assistant"
-            if event.get("name") is not None:
-                start["name"] = event["name"]
-        else:
-            start["role"] = "reasoning"
-        if event.get("subagentRunId") is not None:
-            start["subagentRunId"] = event["subagentRunId"]
-        if self._track and ident in self._explicit[block]:
-            raise _chunk_after_start(kind, index, block, ident, self._explicit[block][ident])
-        self._undo = (self._mode, self._pending_id, None)
-        out: list[WireEvent] = []
-        if self._mode is not None:
-            out.append(self._end_event())
-        self._mode = block
-        self._pending_id = ident
-        out.append(start)
-        if delta is not _ABSENT:
-            out.append({"type": _KIND_CONTENT[block], id_field: ident, "delta": delta})
-        return out
-
-    def _rollback(self) -> None:
-        """Forget the last :meth:`_expand` (the verifier refused what it produced)."""
-        self._mode, self._pending_id, change = self._undo
-        if change is not None:
-            _restore(*change)
-        self._undo = (self._mode, self._pending_id, None)
-
-
-def _restore(container: Any, key: Any, old: Any) -> None:
-    if isinstance(container, dict):
-        if old is _ABSENT:
-            container.pop(key, None)
-        else:
-            container[key] = old
-    else:
-        setattr(container, key, old)
-
-
-def _chunk_after_start(
-    kind: str, index: int, block: str, ident: str, started: int
-) -> ProtocolViolation:
-    return ProtocolViolation(
-        rule="chunk-after-start",
-        event_type=kind,
-        index=index,
-        ids=(ident,),
-        detail=f'{_KIND_NAME[block]} "{ident}" was opened by an explicit {_KIND_START[block]} '
-        f"at #{started}; send its content with {_KIND_CONTENT[block]}, not {kind} "
-        "(mixing the two forms on one id breaks the reference client: ag-ui issue 161)",
-        hint=f"use either {_KIND_START[block]}/{_KIND_CONTENT[block].rsplit('_', 1)[1]}/END or "
-        f'{kind} events for {_KIND_NAME[block]} "{ident}", not both (ag-ui issue 161)',
-    )
-
-
-def expand_chunks(events: Iterable[EventLike]) -> list[WireEvent]:
-    """A whole stream with its chunks expanded (see :class:`ChunkExpander`)."""
-    expander = ChunkExpander()
-    out: list[WireEvent] = []
-    for event in events:
-        out.extend(expander.feed(event))
-    out.extend(expander.close())
-    return out
-
 
 _IDLE, _RUNNING, _FINISHED, _ERRORED = 0, 1, 2, 3
 
@@ -359,7 +102,6 @@ _BLOCK_END = {
     "_tools": "TOOL_CALL_END",
     "_subagents": "SUBAGENT_FINISHED",
 }
-_CHUNK_BLOCK = {"_messages": "text", "_tools": "tool", "_reasoning_messages": "reasoning"}
 
 
 def _quote(ids: Iterable[str]) -> str:
@@ -384,6 +126,9 @@ class Verifier:
         self._phase = _RUNNING if assume_running else _IDLE
         self._run_id: str | None = None
         self._expander = ChunkExpander(track_starts=False)
+        self.warnings: list[str] = []
+        """What the reference client warns about and goes on (client mode): unknown event
+        types, which are dropped."""
         self._new_run_books()
         # Stream-wide, not per run: a result may answer a call made in an earlier run.
         self._tools_seen: dict[str, int] = {}
@@ -399,6 +144,8 @@ class Verifier:
             self._handlers[kind] = self._continue
         for kind in _CLOSERS:
             self._handlers[kind] = self._close
+        self._handlers["STEP_STARTED"] = self._step_started
+        self._handlers["STEP_FINISHED"] = self._step_finished
 
     def _new_run_books(self) -> None:
         self._steps: dict[str, int] = {}
@@ -409,6 +156,7 @@ class Verifier:
         self._subagents: dict[str, int] = {}
         # id -> index of its END, so "not open" can say whether it ever was.
         self._ended: dict[str, dict[str, int]] = {attr: {} for attr, _, _ in _BLOCKS}
+        self._owners = Owners()
 
     # -- read-only views -------------------------------------------------------------------
 
@@ -466,16 +214,26 @@ class Verifier:
         wire = event if type(event) is dict else _wire(event, index)
         kind = wire.get("type")
         if type(kind) is not str or kind not in EVENT_TYPES:
-            _unknown_type(wire, kind, index)
+            if self._strict:
+                _unknown_type(wire, kind, index)
+            # The reference client drops an event whose type it does not know, with a warning.
+            self.warnings.append(_unknown_type_warning(kind, index))
+            return []
+        check_schema(wire, kind, index)
         expander = self._expander
-        if expander._mode is None and kind not in CHUNK_TYPES:
-            self._step(wire, kind, index, kind, None)
+        undo: _UndoLog = []
+        if not expander._lanes and kind not in CHUNK_TYPES:
+            try:
+                self._step(wire, kind, index, kind, undo)
+            except ProtocolViolation:
+                for container, key, old in reversed(undo):
+                    _restore(container, key, old)
+                raise
             return [wire]  # type: ignore[list-item]  # a Mapping passes through as given
         if self._phase != _RUNNING:
             # Outside a run the run rules speak first, before any chunk rule.
             self._check_phase(kind, index, kind)
         expanded = expander._expand(wire, kind, index)
-        undo: _UndoLog = []
         try:
             for item in expanded:
                 self._step(item, item["type"], index, kind, undo)
@@ -525,6 +283,8 @@ class Verifier:
         handler = self._handlers.get(kind)
         if handler is not None:
             handler(event, kind, index, original, undo)
+        if kind in _ATTRIBUTED:
+            self._owners.check(event, kind, index, original, undo, self._subagents)
 
     def _check_phase(self, kind: str, index: int, original: str) -> None:
         """Rules 1-3: which events may come before, between and after runs (called only
@@ -586,10 +346,36 @@ class Verifier:
             for attr, _, _ in _BLOCKS:
                 undo.append((self, attr, getattr(self, attr)))
             undo.append((self, "_ended", self._ended))
+            undo.append((self, "_owners", self._owners))
         if self._phase != _IDLE:
             self._new_run_books()
         self._phase = _RUNNING
         self._run_id = run_id if type(run_id) is str else None
+        run_input = event.get("input")
+        if isinstance(run_input, Mapping):
+            messages = run_input.get("messages")
+            self._owners.learn_messages(messages, False, undo)
+            if self._strict:
+                self._learn_input_calls(messages, index, undo)
+
+    def _learn_input_calls(self, messages: Any, index: int, undo: Any) -> None:
+        """Strict mode: the tool calls a run's input names (an assistant message's
+        ``toolCalls[].id``, a tool message's ``toolCallId``) were made in an earlier run, so a
+        TOOL_CALL_RESULT may answer them."""
+        if not isinstance(messages, list):
+            return
+        seen = self._tools_seen
+        for message in messages:
+            if not isinstance(message, Mapping):
+                continue
+            named = [message.get("toolCallId")]
+            calls = message.get("toolCalls")
+            if isinstance(calls, list):
+                named.extend(c.get("id") for c in calls if isinstance(c, Mapping))
+            for ident in named:
+                if type(ident) is str and ident not in seen:
+                    undo.append((seen, ident, _ABSENT))
+                    seen[ident] = index
 
     def _run_finished(
         self, event: Mapping[str, Any], kind: str, index: int, original: str, undo: Any
@@ -640,8 +426,11 @@ class Verifier:
         self, event: Mapping[str, Any], kind: str, index: int, original: str, undo: Any
     ) -> None:
         attr = _OPENERS[kind]
-        name, field = _BLOCK_INFO[attr]
-        ident = _str_field(event, field, kind, index)
+        ident = _str_field(event, _BLOCK_INFO[attr][1], kind, index)
+        self._open_ident(attr, ident, index, original, undo)
+
+    def _open_ident(self, attr: str, ident: str, index: int, original: str, undo: Any) -> None:
+        name = _BLOCK_INFO[attr][0]
         opened: dict[str, int] = getattr(self, attr)
         if ident in opened:
             if original in CHUNK_TYPES:
@@ -720,6 +509,11 @@ class Verifier:
     ) -> None:
         attr = _CLOSERS[kind]
         ident = _str_field(event, _BLOCK_INFO[attr][1], kind, index)
+        self._close_ident(attr, ident, index, original, kind, undo)
+
+    def _close_ident(
+        self, attr: str, ident: str, index: int, original: str, kind: str, undo: Any
+    ) -> None:
         opened: dict[str, int] = getattr(self, attr)
         started = opened.pop(ident, None)
         if started is None:
@@ -729,6 +523,39 @@ class Verifier:
             undo.append((opened, ident, started))
             undo.append((ended, ident, ended.get(ident, _ABSENT)))
         ended[ident] = index
+
+    # Steps are keyed by owner and name: a subagent's step "a" is not the parent's step "a".
+
+    def _step_started(
+        self, event: Mapping[str, Any], kind: str, index: int, original: str, undo: Any
+    ) -> None:
+        name = _str_field(event, "stepName", kind, index)
+        self._open_ident(
+            "_steps", _step_key(name, event.get("subagentRunId")), index, original, undo
+        )
+
+    def _step_finished(
+        self, event: Mapping[str, Any], kind: str, index: int, original: str, undo: Any
+    ) -> None:
+        name = _str_field(event, "stepName", kind, index)
+        owner = event.get("subagentRunId")
+        key = _step_key(name, owner)
+        if key not in self._steps:
+            for other in self._steps:
+                if _step_name(other) == name:
+                    raise ProtocolViolation(
+                        rule="subagent-mismatch",
+                        event_type=original,
+                        index=index,
+                        ids=(name,),
+                        detail=f'step "{name}" is finished by '
+                        f"{_step_owner_label(owner)} but is open under "
+                        f"{_step_owner_label(_step_owner(other))}; a step must be finished by "
+                        "whoever started it",
+                        hint=f"give this STEP_FINISHED the subagentRunId of the STEP_STARTED "
+                        f'of "{name}" (or none, for the parent agent\'s step)',
+                    )
+        self._close_ident("_steps", key, index, original, kind, undo)
 
     def _tool_result(
         self, event: Mapping[str, Any], kind: str, index: int, original: str, undo: Any
@@ -758,6 +585,58 @@ class Verifier:
                 f"(the call is open since #{started}); send TOOL_CALL_END first",
                 hint=f'emit TOOL_CALL_END for "{ident}" before its TOOL_CALL_RESULT',
             )
+
+
+_ATTRIBUTED = frozenset(
+    {
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "TOOL_CALL_RESULT",
+        "REASONING_START",
+        "REASONING_MESSAGE_START",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END",
+        "REASONING_END",
+        "REASONING_ENCRYPTED_VALUE",
+        "ACTIVITY_SNAPSHOT",
+        "ACTIVITY_DELTA",
+        "MESSAGES_SNAPSHOT",
+        "SUBAGENT_STARTED",
+        "SUBAGENT_FINISHED",
+        "SUBAGENT_ERROR",
+    }
+)
+_STEP_OWNER = " (subagent '"
+
+
+def _step_key(name: str, owner: Any) -> str:
+    """A step's key in ``open_steps``: its name, or ``name (subagent 'id')`` for a subagent's."""
+    return name if owner is None else f"{name}{_STEP_OWNER}{owner}')"
+
+
+def _step_name(key: str) -> str:
+    return key.split(_STEP_OWNER, 1)[0]
+
+
+def _step_owner(key: str) -> str | None:
+    return key[:-2].split(_STEP_OWNER, 1)[1] if _STEP_OWNER in key else None
+
+
+def _step_owner_label(owner: str | None) -> str:
+    return "the parent agent" if owner is None else f"subagent '{owner}'"
+
+
+def _unknown_type_warning(kind: object, index: int) -> str:
+    if type(kind) is not str:
+        return f'event #{index} has no "type" string; the reference client drops it'
+    extra = ""
+    if kind.startswith("THINKING_"):
+        extra = " (THINKING_* events left the protocol in 1.0: use REASONING_*)"
+    return f"{kind} #{index}: unknown event type{extra}; the reference client drops it"
 
 
 def _describe(still: list[tuple[str, list[str]]]) -> str:

@@ -17,6 +17,9 @@ from ag_ui.core import (
     TextMessageStartEvent,
 )
 
+import agui_replay._attribution as attribution_module
+import agui_replay._chunks as chunks_module
+import agui_replay._schema as schema_module
 import agui_replay.verify as verify_module
 from agui_replay.errors import AguiReplayError, EventDecodeError, ProtocolViolation
 from agui_replay.verify import (
@@ -209,6 +212,9 @@ def test_an_id_may_be_reopened_after_its_end() -> None:
             step("FINISHED", "s"),
             subagent("STARTED", "x"),
             subagent("FINISHED", "x"),
+            run_finished(),
+            run_started(),
+            # Subagent ids are per invocation: one may be used again only in another run.
             subagent("STARTED", "x"),
             subagent("FINISHED", "x"),
             run_finished(),
@@ -655,8 +661,25 @@ def test_the_index_counts_refused_events_too() -> None:
 # -- malformed events -----------------------------------------------------------------------
 
 
-def test_unknown_type_is_a_decode_error_with_a_hint() -> None:
+def test_unknown_types_are_dropped_with_a_warning_in_client_mode() -> None:
+    # The reference client drops an event whose type it does not know, warns, and goes on.
     verifier = Verifier("client")
+    verifier.feed(run_started())
+    assert verifier.feed_expanded({"type": "X_STATE_SNAPSHOT", "snapshot": {}}) == []
+    assert verifier.feed_expanded({"type": "THINKING_START"}) == []
+    assert verifier.feed_expanded({"messageId": "m"}) == []
+    verifier.feed(run_finished())
+    assert verifier.warnings == [
+        "X_STATE_SNAPSHOT #1: unknown event type; the reference client drops it",
+        "THINKING_START #2: unknown event type (THINKING_* events left the protocol in 1.0: "
+        "use REASONING_*); the reference client drops it",
+        'event #3 has no "type" string; the reference client drops it',
+    ]
+    verify_stream([run_started(), {"type": "X_STATE_SNAPSHOT"}, run_finished()], "client")
+
+
+def test_unknown_type_is_a_decode_error_with_a_hint_in_strict_mode() -> None:
+    verifier = Verifier("strict")
     verifier.feed(run_started())
     with pytest.raises(EventDecodeError) as info:
         verifier.feed({"type": "THINKING_START"})
@@ -665,6 +688,7 @@ def test_unknown_type_is_a_decode_error_with_a_hint() -> None:
     assert "use REASONING_*" in str(info.value)
     with pytest.raises(EventDecodeError, match='no "type" string'):
         verifier.feed({"messageId": "m"})
+    assert verifier.warnings == []
 
 
 @pytest.mark.parametrize(
@@ -741,18 +765,32 @@ def test_tool_and_reasoning_chunks() -> None:
     assert x.feed(chunk("TOOL_CALL", None, '"x"}')) == [
         {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '"x"}'}
     ]
-    # A chunk of another kind closes the pending one even without an id of its own kind.
-    assert x.feed(chunk("REASONING_MESSAGE", "rm", "think", subagentRunId="s1")) == [
+    # A chunk of another kind closes the pending one of the same owner...
+    assert x.feed(chunk("REASONING_MESSAGE", "rm0", "hm")) == [
         {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+        {"type": "REASONING_MESSAGE_START", "messageId": "rm0", "role": "reasoning"},
+        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "rm0", "delta": "hm"},
+    ]
+    # ...but a subagent's chunk streams in the subagent's own lane, beside the parent's.
+    assert x.feed(chunk("REASONING_MESSAGE", "rm", "think", subagentRunId="s1")) == [
         {
             "type": "REASONING_MESSAGE_START",
             "messageId": "rm",
             "role": "reasoning",
             "subagentRunId": "s1",
         },
-        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "rm", "delta": "think"},
+        {
+            "type": "REASONING_MESSAGE_CONTENT",
+            "messageId": "rm",
+            "delta": "think",
+            "subagentRunId": "s1",
+        },
     ]
-    assert x.close() == [{"type": "REASONING_MESSAGE_END", "messageId": "rm"}]
+    assert x.lanes == {None: ("reasoning", "rm0"), "s1": ("reasoning", "rm")}
+    assert x.close() == [
+        {"type": "REASONING_MESSAGE_END", "messageId": "rm0"},
+        {"type": "REASONING_MESSAGE_END", "messageId": "rm", "subagentRunId": "s1"},
+    ]
     assert x.pending is None
 
 
@@ -986,6 +1024,52 @@ HINT_CASES: list[tuple[str, list[Any], str, list[str]]] = [
         "client",
         ["REASONING_MESSAGE_CHUNK", '"rm"'],
     ),
+    (
+        "chunk-mismatch",
+        [run_started(), chunk("TEXT_MESSAGE", "m"), chunk("TEXT_MESSAGE", None, role="user")],
+        "client",
+        ["role", "TEXT_MESSAGE_CHUNK", "messageId"],
+    ),
+    (
+        "chunk-ambiguous",
+        [
+            run_started(),
+            chunk("TOOL_CALL", "c1", toolCallName="f", subagentRunId="s1"),
+            chunk("TOOL_CALL", "c2", toolCallName="f", subagentRunId="s2"),
+            chunk("TOOL_CALL", None),
+        ],
+        "client",
+        ["subagentRunId", "TOOL_CALL_CHUNK"],
+    ),
+    (
+        "subagent-mismatch",
+        [run_started(), text("START", "m"), {**text("END", "m"), "subagentRunId": "s9"}],
+        "client",
+        ["TEXT_MESSAGE_END", "subagentRunId"],
+    ),
+    (
+        "subagent-reused",
+        [
+            run_started(),
+            subagent("STARTED", "x"),
+            subagent("FINISHED", "x"),
+            subagent("STARTED", "x"),
+        ],
+        "client",
+        ["subagentRunId"],
+    ),
+    (
+        "unknown-subagent",
+        [run_started(), {**subagent("STARTED", "x"), "parentSubagentRunId": "p"}],
+        "client",
+        ["SUBAGENT_STARTED", "'p'"],
+    ),
+    (
+        "schema",
+        [run_started(), {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": 7}],
+        "client",
+        ["toolCallName", "TOOL_CALL_START"],
+    ),
 ]
 
 
@@ -1018,8 +1102,12 @@ def test_every_violation_says_how_to_fix_it(
 
 
 def test_the_hint_cases_cover_every_rule_the_verifier_raises() -> None:
-    raised = set(re.findall(r'rule="([a-z-]+)"', inspect.getsource(verify_module)))
-    assert len(raised) >= 12
+    sources = [
+        inspect.getsource(module)
+        for module in (verify_module, chunks_module, attribution_module, schema_module)
+    ]
+    raised = set(re.findall(r'rule="([a-z-]+)"', "".join(sources)))
+    assert len(raised) >= 18
     assert raised == {case[0] for case in HINT_CASES}
 
 
