@@ -9,7 +9,7 @@ tests use, so the page cannot drift from it: for every event that changes the st
 the RFC 6902 operations from the previous state (the page replays them, and highlights their
 paths), and for every message the events at which its text grew.
 
->>> from agui_replay.cli import load_recording   # doctest: +SKIP
+>>> from agui_replay.recordings import load_recording   # doctest: +SKIP
 >>> html = render_html(view_data(load_recording("cassette.json"), selected=12))  # doctest: +SKIP
 """
 
@@ -28,7 +28,7 @@ from .events import WireEvent, event_type
 from .patch import diff
 
 if TYPE_CHECKING:
-    from .cli import Recording
+    from .recordings import Recording
 
 __all__ = ["render_html", "summarize_event", "view_data"]
 
@@ -167,7 +167,8 @@ class _Messages:
 
 def view_data(recording: Recording, *, selected: int | None = None) -> dict[str, Any]:
     """Everything the page shows, as one JSON-ready dict."""
-    from .cli import _Progress, initial_state, verify_recording, walk
+    from ._progress import Progress
+    from .recordings import initial_state, verify_recording, walk
 
     state_ops: list[list[Any]] = []
     errors: list[list[Any]] = []
@@ -177,7 +178,7 @@ def view_data(recording: Recording, *, selected: int | None = None) -> dict[str,
     run_starts = {run.start for run in recording.runs}
     seen_errors = 0
     session_id = 0
-    progress = _Progress("view", len(recording.events))
+    progress = Progress("view", len(recording.events))
     for step in walk(recording):
         progress.tick(step.index)
         session = step.session

@@ -16,8 +16,10 @@ from typing import Any
 import httpx
 import pytest
 
+from agui_replay._progress import Progress
 from agui_replay.cassette import Cassette, CassetteRun, save_cassette
-from agui_replay.cli import _event_delays, _Progress, build_parser, load_recording, main, replay_app
+from agui_replay.cli import build_parser, load_recording, main, replay_app
+from agui_replay.cli.serve import _event_delays
 from agui_replay.client import Session
 from agui_replay.events import to_wire
 from agui_replay.patch import apply_patch
@@ -595,7 +597,7 @@ def test_progress_goes_to_a_terminal_only_and_is_wiped_at_the_end(
     monkeypatch.delenv("AGUI_REPLAY_NO_PROGRESS", raising=False)
     terminal, pipe = _Terminal(), io.StringIO()
     for stream in (terminal, pipe):
-        progress = _Progress("verify", 100_000, stream)
+        progress = Progress("verify", 100_000, stream)
         progress.started -= 10  # as if the work had been going on for a while
         progress.tick(255)  # between reports: nothing
         progress.tick(512)

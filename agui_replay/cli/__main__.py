@@ -1,0 +1,5 @@
+"""``python -m agui_replay.cli``: the ``agui-replay`` command."""
+
+from . import main
+
+raise SystemExit(main())

@@ -1,0 +1,238 @@
+"""The ``agui-replay`` argument parser and :func:`main`, which dispatches to the commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from .. import __version__
+from ..errors import CassetteError
+from ..recordings import InputFileError
+from .check import _diff, _state, _verify
+from .common import EXIT_OK, EXIT_USAGE, _UsageError
+from .examples import _examples
+from .serve import _serve
+from .show import _show
+from .view import _view
+
+__all__ = [
+    "build_parser",
+    "main",
+]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+_EPILOG = """\
+inputs: a cassette (.json), an SSE capture (.sse/.txt, `data:` frames) or JSON lines
+(.jsonl, one event per line). Event numbers #N count from 0 over the whole file.
+exit codes: 0 ok, 1 protocol violation or difference found, 2 usage or input error.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for the docs and for tests of ``--help``)."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(
+        prog="agui-replay",
+        description="Look at, check, compare and serve recorded AG-UI event streams.",
+        epilog=_EPILOG,
+        formatter_class=fmt,
+    )
+    parser.add_argument("--version", action="version", version=f"agui-replay {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    def command(name: str, summary: str, description: str) -> argparse.ArgumentParser:
+        return commands.add_parser(
+            name, help=summary, description=description, epilog=_EPILOG, formatter_class=fmt
+        )
+
+    def no_color(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "--no-color",
+            action="store_true",
+            help="plain text even on a terminal (NO_COLOR=1 does the same)",
+        )
+
+    show = command(
+        "show",
+        "print a readable timeline",
+        "Print a recording as a timeline: runs, messages with their text assembled, tool calls "
+        "with arguments and results, reasoning, the state after each change, interrupts and "
+        "errors.",
+    )
+    show.add_argument("file", help="cassette, SSE capture or JSON lines")
+    show.add_argument("--run", type=int, metavar="N", help="only run N (from 0)")
+    show.add_argument("--full", action="store_true", help="do not shorten long values")
+    no_color(show)
+    show.set_defaults(handler=_show)
+
+    verify = command(
+        "verify",
+        "check the AG-UI ordering rules (exit 1 on a violation)",
+        "Check a recording against the AG-UI ordering rules. `client` mode accepts what the "
+        "reference TypeScript client accepts; `strict` adds the server verifier's rules (tool "
+        "results for known, ended calls; no stream ending inside a run).",
+    )
+    verify.add_argument("file", help="cassette, SSE capture or JSON lines")
+    verify.add_argument(
+        "--mode",
+        choices=["client", "strict"],
+        default="client",
+        help="which rules to apply (default: client)",
+    )
+    verify.add_argument("--json", action="store_true", help="print a machine-readable result")
+    verify.add_argument(
+        "--max-errors",
+        type=int,
+        default=20,
+        metavar="N",
+        help="stop after N problems (default: 20)",
+    )
+    no_color(verify)
+    verify.set_defaults(handler=_verify)
+
+    diff = command(
+        "diff",
+        "compare two recordings event by event (exit 1 when they differ)",
+        "Compare two recordings event by event. Ids and timestamps are normalized first (ids "
+        "renamed in order of appearance, timestamps dropped) so two runs of one agent compare "
+        "equal; --raw compares them as they are.",
+    )
+    diff.add_argument("a", help="the expected recording")
+    diff.add_argument("b", help="the actual recording")
+    diff.add_argument("--raw", action="store_true", help="compare without normalizing")
+    diff.add_argument(
+        "--context",
+        type=int,
+        default=2,
+        metavar="N",
+        help="events of context around the first difference (default: 2)",
+    )
+    no_color(diff)
+    diff.set_defaults(handler=_diff)
+
+    state = command(
+        "state",
+        "print the client state (final, or after event N) as JSON",
+        "Print the state a client holds after the whole recording, after event N (--at), or "
+        "at the end of run N (--run), as JSON.",
+    )
+    state.add_argument("file", help="cassette, SSE capture or JSON lines")
+    state.add_argument(
+        "--at",
+        type=int,
+        metavar="N",
+        help="the state right after event #N (negative counts from the end)",
+    )
+    state.add_argument("--run", type=int, metavar="N", help="the state at the end of run N")
+    state.add_argument("--compact", action="store_true", help="one line of JSON")
+    state.set_defaults(handler=_state)
+
+    serve = command(
+        "serve",
+        "serve a recording as a live AG-UI endpoint on loopback",
+        "Serve a recording as an AG-UI endpoint: POST any RunAgentInput and the recorded "
+        "events of a run stream back as SSE. The n-th request gets run n (wrapping), unless "
+        "--run fixes one. Events with timestamps keep their recorded pacing, scaled by "
+        "--speed. Prints the URL on stdout; Ctrl-C or SIGTERM stops it.",
+    )
+    serve.add_argument("file", help="cassette, SSE capture or JSON lines")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="loopback address to bind: 127.0.0.1 (default), localhost or ::1",
+    )
+    serve.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
+    serve.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        help="timing factor: 1 as recorded, 10 ten times faster, 0 instant",
+    )
+    serve.add_argument(
+        "--max-gap",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="cap on any one pause between events (default: 5)",
+    )
+    serve.add_argument("--run", type=int, metavar="N", help="always serve run N")
+    serve.add_argument("--quiet", action="store_true", help="do not log requests to stderr")
+    serve.set_defaults(handler=_serve)
+
+    view = command(
+        "view",
+        "write a self-contained HTML viewer",
+        "Write one self-contained HTML page (no network): the timeline of events, the "
+        "messages as a chat and the state at any event, with the changes highlighted. "
+        "Select an event with the mouse or the arrow keys; the URL hash #event=N selects one.",
+    )
+    view.add_argument("file", help="cassette, SSE capture or JSON lines")
+    view.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="where to write (default: <input name>.html here; - for stdout)",
+    )
+    view.add_argument("--at", type=int, metavar="N", help="preselect event #N")
+    view.set_defaults(handler=_view)
+
+    examples = commands.add_parser(
+        "examples",
+        help="replay every example's cassettes offline and report",
+        description="Run the cassette tests under PATH (default: examples/ here) with pytest, "
+        "in this process, replay only: no network, no API key, nothing written. Prints per "
+        "example folder each test, the cassette it replayed with its runs and events, and a "
+        "total. A cassette no test replays fails the run too.",
+        epilog="exit codes: 0 every test passed, 1 a test failed (or none ran, or a cassette "
+        "is unused), 2 PATH does not exist.",
+        formatter_class=fmt,
+    )
+    examples.add_argument(
+        "path", nargs="?", metavar="PATH", help="the examples folder (default: ./examples)"
+    )
+    examples.add_argument(
+        "--all",
+        action="store_true",
+        help="also run the tests that use no cassette (property tests and the like)",
+    )
+    examples.add_argument(
+        "--max-lines",
+        type=int,
+        default=30,
+        metavar="N",
+        help="first lines of each failure shown (default: 30; 0 for all)",
+    )
+    no_color(examples)
+    examples.set_defaults(handler=_examples)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (the console script exits with it)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    out = sys.stdout
+    try:
+        code: int = args.handler(args, out)
+    except (InputFileError, CassetteError, _UsageError) as error:
+        if getattr(args, "json", False):
+            out.write(json.dumps({"ok": False, "error": str(error)}, ensure_ascii=False) + "\n")
+        sys.stderr.write(f"agui-replay {args.command}: error: {error}\n")
+        return EXIT_USAGE
+    except BrokenPipeError:
+        # `agui-replay show big.json | head`: the reader left; not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    return code

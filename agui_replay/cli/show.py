@@ -1,0 +1,251 @@
+"""``agui-replay show``: a recording as a readable timeline."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from .._progress import Progress
+from ..events import event_type
+from ..patch import diff as state_diff
+from ..recordings import RecordedRun, StreamWalk, load_recording, walk
+from .common import EXIT_OK, _select_runs
+from .style import (
+    _clip,
+    _compact,
+    _describe_ops,
+    _quoted,
+    _Style,
+    _terminal_width,
+    _text_of,
+    _want_color,
+)
+
+
+@dataclass
+class _Block:
+    """A message, reasoning message or tool call, assembled from its whole stream."""
+
+    kind: str  # text | reasoning | tool
+    ident: str
+    first: int
+    last: int
+    name: str = ""
+    role: str = ""
+    parts: list[str] = field(default_factory=list)
+
+
+_TEXT_TYPES = {
+    "TEXT_MESSAGE_START": ("text", "start"),
+    "TEXT_MESSAGE_CONTENT": ("text", "content"),
+    "TEXT_MESSAGE_END": ("text", "end"),
+    "TEXT_MESSAGE_CHUNK": ("text", "chunk"),
+    "REASONING_MESSAGE_START": ("reasoning", "start"),
+    "REASONING_MESSAGE_CONTENT": ("reasoning", "content"),
+    "REASONING_MESSAGE_END": ("reasoning", "end"),
+    "REASONING_MESSAGE_CHUNK": ("reasoning", "chunk"),
+    "TOOL_CALL_START": ("tool", "start"),
+    "TOOL_CALL_ARGS": ("tool", "content"),
+    "TOOL_CALL_END": ("tool", "end"),
+    "TOOL_CALL_CHUNK": ("tool", "chunk"),
+}
+
+
+def _assemble(run: RecordedRun) -> tuple[dict[int, _Block], set[int]]:
+    """Blocks keyed by the index of their first event, and the indices they swallow."""
+    open_blocks: dict[tuple[str, str], _Block] = {}
+    last_chunk: dict[str, str] = {}
+    first_of: dict[int, _Block] = {}
+    swallowed: set[int] = set()
+    for offset, event in enumerate(run.events):
+        index = run.start + offset
+        kind_step = _TEXT_TYPES.get(event_type(event))
+        if kind_step is None:
+            continue
+        kind, step = kind_step
+        id_field = "toolCallId" if kind == "tool" else "messageId"
+        ident = event.get(id_field)
+        if step == "chunk" and not isinstance(ident, str):
+            ident = last_chunk.get(kind)
+        if not isinstance(ident, str):
+            continue
+        if step == "chunk":
+            last_chunk[kind] = ident
+        block = open_blocks.get((kind, ident))
+        if block is None or step == "start":
+            block = _Block(kind, ident, index, index)
+            open_blocks[(kind, ident)] = block
+            first_of[index] = block
+        else:
+            swallowed.add(index)
+        block.last = index
+        if step in ("start", "chunk"):
+            block.name = event.get("toolCallName") or block.name
+            block.role = event.get("role") or block.role
+        if step in ("content", "chunk") and isinstance(event.get("delta"), str):
+            block.parts.append(event["delta"])
+        if step == "end":
+            del open_blocks[(kind, ident)]
+    return first_of, swallowed
+
+
+def _input_summary(run_input: dict[str, Any], width: int | None) -> list[str]:
+    lines = []
+    messages = run_input.get("messages") or []
+    users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+    said = (
+        f", last user message {_quoted(_text_of(users[-1].get('content')), width)}" if users else ""
+    )
+    lines.append(f"input: {len(messages)} message(s){said}")
+    tools = [t.get("name", "?") for t in run_input.get("tools") or [] if isinstance(t, dict)]
+    if tools:
+        lines.append(f"tools: {', '.join(tools)}")
+    if run_input.get("state") not in (None, {}):
+        lines.append(f"state: {_clip(_compact(run_input.get('state')), width)}")
+    for answer in run_input.get("resume") or []:
+        if isinstance(answer, dict):
+            payload = f" {_compact(answer['payload'])}" if "payload" in answer else ""
+            lines.append(f"resume: {answer.get('interruptId')} {answer.get('status')}{payload}")
+    return lines
+
+
+def _show(args: argparse.Namespace, out: TextIO) -> int:
+    recording = load_recording(args.file)
+    runs = _select_runs(recording, args.run)
+    color = _Style(_want_color(args, out))
+    width: int | None = None if args.full else max(60, _terminal_width(out) - 14)
+    kinds = {"cassette": "cassette", "sse": "SSE capture", "jsonl": "JSON lines", "json": "JSON"}
+    out.write(
+        color.bold(str(recording.path))
+        + color.dim(
+            f"  {kinds[recording.kind]}, {len(recording.runs)} run(s), "
+            f"{len(recording.events)} event(s)"
+        )
+        + "\n"
+    )
+    progress = Progress("show", len(recording.events))
+    blocks: dict[int, _Block] = {}
+    swallowed: set[int] = set()
+    results: dict[str, list[str]] = {}
+    seen_errors = 0
+    current_run: RecordedRun | None = None
+    for step in walk(recording, runs=runs):
+        progress.tick(step.index)
+        run, i = step.run, step.index
+        if run is not current_run:
+            current_run = run
+            blocks, swallowed = _assemble(run)
+            seen_errors = 0
+            first = run.events[0] if run.events else {}
+            ids = ""
+            if first.get("type") == "RUN_STARTED":
+                ids = f" · thread {first.get('threadId')} · run {first.get('runId')}"
+            name = f" {run.name}" if run.name else ""
+            out.write(
+                "\n"
+                + color.bold(f"── run {run.index}{name}{ids}")
+                + color.dim(f" · {len(run.events)} event(s), #{run.start}–#{run.end - 1}")
+                + "\n"
+            )
+            if run.input is not None:
+                for line in _input_summary(run.input, width):
+                    out.write("   " + color.dim(line) + "\n")
+        for line in _show_event(step, blocks, swallowed, results, color, width):
+            out.write(f"  {color.dim(f'#{i:<4}')} {line}\n")
+        errors = step.session.errors
+        for error in errors[seen_errors:]:
+            out.write(f"  {color.dim(f'#{i:<4}')} {color.red('! ' + str(error))}\n")
+        seen_errors = len(errors)
+    progress.close()
+    return EXIT_OK
+
+
+def _show_event(
+    step: StreamWalk,
+    blocks: dict[int, _Block],
+    swallowed: set[int],
+    results: dict[str, list[str]],
+    c: _Style,
+    width: int | None,
+) -> list[str]:
+    event, i = step.event, step.index
+    kind = event_type(event)
+    if i in swallowed:
+        return []
+    block = blocks.get(i)
+    span = "" if block is None or block.last == i else c.dim(f" (#{block.first}–#{block.last})")
+    if block is not None and block.kind == "text":
+        role = block.role or "assistant"
+        return [
+            f"{c.cyan(role)} {c.dim(block.ident)}{span}: {_quoted(''.join(block.parts), width)}"
+        ]
+    if block is not None and block.kind == "reasoning":
+        return [
+            f"{c.magenta('reasoning')} {c.dim(block.ident)}{span}: "
+            + _quoted("".join(block.parts), width)
+        ]
+    if block is not None and block.kind == "tool":
+        args = "".join(block.parts)
+        return [
+            f"{c.yellow('tool call')} {c.bold(block.name or '?')} {c.dim(block.ident)}{span} "
+            + _clip(args, width)
+        ]
+    if kind == "TOOL_CALL_RESULT":
+        content = _text_of(event.get("content"))
+        return [
+            f"{c.yellow('tool result')} {c.dim(str(event.get('toolCallId')))} → "
+            + _clip(content, width)
+        ]
+    if kind in ("STATE_SNAPSHOT", "STATE_DELTA"):
+        if not step.state_changed:
+            return [f"{c.blue('state')} unchanged ({kind})"]
+        new = _clip(_compact(step.session.state), width)
+        if step.previous_state is None:
+            return [f"{c.blue('state =')} {new}"]
+        ops = state_diff(step.previous_state, step.session.state)
+        how = "snapshot" if kind == "STATE_SNAPSHOT" else "delta"
+        return [
+            f"{c.blue('state')} {how}: {_describe_ops(ops, width)}",
+            f"      {c.blue('=')} {new}",
+        ]
+    if kind == "STEP_STARTED":
+        return [f"{c.green('step')} {event.get('stepName')} ▸"]
+    if kind == "STEP_FINISHED":
+        return [f"{c.green('step')} {event.get('stepName')} ◂"]
+    if kind == "RUN_STARTED":
+        return [c.bold("RUN_STARTED")]
+    if kind == "RUN_FINISHED":
+        outcome = event.get("outcome") or {}
+        kind_of = outcome.get("type", "success") if isinstance(outcome, dict) else "success"
+        lines = [
+            c.bold("RUN_FINISHED")
+            + f" {c.green(kind_of) if kind_of == 'success' else c.yellow(kind_of)}"
+        ]
+        if "result" in event:
+            lines[0] += f" result {_clip(_compact(event['result']), width)}"
+        for interrupt in (outcome.get("interrupts") or []) if isinstance(outcome, dict) else []:
+            message = f' "{interrupt.get("message")}"' if interrupt.get("message") else ""
+            call = f" tool call {interrupt['toolCallId']}" if interrupt.get("toolCallId") else ""
+            lines.append(
+                f"      {c.yellow('interrupt')} {interrupt.get('id')} ({interrupt.get('reason')})"
+                f"{call}{message}"
+            )
+        return lines
+    if kind == "RUN_ERROR":
+        code = f" [{event['code']}]" if event.get("code") else ""
+        return [c.red(f"RUN_ERROR{code} {event.get('message', '')}")]
+    if kind in ("REASONING_START", "REASONING_END"):
+        return [c.dim(f"{kind.lower().replace('_', ' ')} {event.get('messageId', '')}")]
+    if kind == "MESSAGES_SNAPSHOT":
+        return [f"{c.cyan('messages snapshot')} {len(event.get('messages') or [])} message(s)"]
+    if kind in ("CUSTOM", "RAW"):
+        label = event.get("name") if kind == "CUSTOM" else event.get("source", "")
+        payload = event.get("value") if kind == "CUSTOM" else event.get("event")
+        return [f"{c.dim(kind.lower())} {label or ''} {_clip(_compact(payload), width)}"]
+    if kind in ("ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA"):
+        return [
+            f"{c.dim(kind.lower())} {event.get('activityType', '')} {event.get('messageId', '')}"
+        ]
+    rest = {k: v for k, v in event.items() if k not in ("type", "timestamp")}
+    return [f"{kind} {_clip(_compact(rest), width)}"]

@@ -1,0 +1,31 @@
+"""``agui-replay view``: write the self-contained HTML viewer of a recording."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from ..recordings import load_recording
+from .common import EXIT_OK, _UsageError
+
+
+def _view(args: argparse.Namespace, out: TextIO) -> int:
+    from ..viewer import render_html, view_data
+
+    recording = load_recording(args.file)
+    total = len(recording.events)
+    if args.at is not None and not (-total <= args.at < total):
+        raise _UsageError(f"--at {args.at} is out of range: the file has {total} event(s)")
+    selected = None if args.at is None else (args.at + total if args.at < 0 else args.at)
+    html = render_html(view_data(recording, selected=selected))
+    if args.output == "-":
+        out.write(html)
+        return EXIT_OK
+    target = Path(args.output) if args.output else Path(recording.path.stem + ".html")
+    from ..cassette import atomic_write_text
+
+    atomic_write_text(target, [html])
+    sys.stderr.write(f"wrote {target} ({len(html) // 1024 + 1} KiB); open it in a browser\n")
+    return EXIT_OK
