@@ -39,9 +39,10 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 import orjson
-from ag_ui.core import Event, RunAgentInput
+from ag_ui.core import Event
 from pydantic import TypeAdapter, ValidationError
 
+from ._compat import input_model
 from .errors import CassetteError, EventDecodeError
 from .events import EVENT_TYPES, parse_event
 from .scrub import DEFAULT_SECRET_HEADERS, scrub
@@ -63,10 +64,11 @@ __all__ = [
     "save_cassette",
 ]
 
-FORMAT_VERSION = 1
-"""The cassette format this version of agui-replay writes."""
+FORMAT_VERSION = 2
+"""The cassette format this version of agui-replay writes (2: each interaction names its
+provider)."""
 
-SUPPORTED_FORMAT_VERSIONS: frozenset[int] = frozenset({1})
+SUPPORTED_FORMAT_VERSIONS: frozenset[int] = frozenset({1, 2})
 """The cassette formats this version of agui-replay reads."""
 
 Validation: TypeAlias = Literal["full", "shape"]
@@ -275,7 +277,7 @@ def _build_run(run: Any, i: int, validate: Validation) -> CassetteRun:
     _expect(run_input, dict, [*here, "input"], "a RunAgentInput object")
     if validate == "full":
         try:
-            RunAgentInput.model_validate(run_input)
+            input_model(run_input)
         except ValidationError as exc:
             first = exc.errors()[0]
             raise _Problem(
@@ -332,6 +334,8 @@ def _interaction_ok(interaction: Any) -> bool:
             return False
     if response.get("status").__class__ is not int:
         return False
+    if interaction.get("provider", "").__class__ is not str:
+        return False
     chunks = response.get("chunks", [])
     if chunks.__class__ is not list:
         return False
@@ -355,6 +359,8 @@ def _check_interaction(interaction: Any, where: list[PathPart]) -> None:
         if part not in interaction:
             raise _Problem(where, f'an interaction needs a "{part}" object')
         _expect(interaction[part], dict, [*where, part], "an object")
+    if "provider" in interaction:
+        _expect(interaction["provider"], str, [*where, "provider"], "a provider name")
     request, response = interaction["request"], interaction["response"]
     for key in ("method", "path"):
         if key not in request:
@@ -650,7 +656,7 @@ def _ordered_document(doc: Mapping[str, Any]) -> dict[str, Any]:
 def _ordered_interaction(interaction: Mapping[str, Any]) -> Any:
     if not isinstance(interaction, Mapping):
         return interaction
-    out = _sorted(interaction, ("request", "response"))
+    out = _sorted(interaction, ("provider", "request", "response"))
     if isinstance(interaction.get("request"), Mapping):
         out["request"] = _sorted(interaction["request"], ("method", "path", "headers", "body"))
     response = interaction.get("response")

@@ -17,6 +17,7 @@ from typing import Any, TypeAlias
 from ag_ui.core import BaseEvent, Event, EventType
 from pydantic import TypeAdapter, ValidationError
 
+from ._compat import LEGACY_PROTOCOL, LIBRARY_EVENT_TYPES, WireEventModel, dump
 from .errors import EventDecodeError
 
 __all__ = [
@@ -41,8 +42,42 @@ WireEvent: TypeAlias = dict[str, Any]
 EventLike: TypeAlias = "Mapping[str, Any] | BaseEvent"
 """What the public functions accept: a wire dict or an ``ag_ui.core`` event model."""
 
-EVENT_TYPES: frozenset[str] = frozenset(t.value for t in EventType)
-"""The 31 event types of AG-UI 1.0."""
+EVENT_TYPES: frozenset[str] = frozenset(
+    {
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "TEXT_MESSAGE_CHUNK",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "TOOL_CALL_CHUNK",
+        "TOOL_CALL_RESULT",
+        "STATE_SNAPSHOT",
+        "STATE_DELTA",
+        "MESSAGES_SNAPSHOT",
+        "ACTIVITY_SNAPSHOT",
+        "ACTIVITY_DELTA",
+        "RAW",
+        "CUSTOM",
+        "RUN_STARTED",
+        "RUN_FINISHED",
+        "RUN_ERROR",
+        "STEP_STARTED",
+        "STEP_FINISHED",
+        "REASONING_START",
+        "REASONING_MESSAGE_START",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END",
+        "REASONING_MESSAGE_CHUNK",
+        "REASONING_END",
+        "REASONING_ENCRYPTED_VALUE",
+        "SUBAGENT_STARTED",
+        "SUBAGENT_FINISHED",
+        "SUBAGENT_ERROR",
+    }
+)
+"""The 31 event types of AG-UI 1.0 (whichever ``ag-ui-protocol`` release is installed)."""
 
 RUN_TYPES: frozenset[str] = frozenset({"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR"})
 
@@ -118,9 +153,13 @@ def parse_event(
         raise EventDecodeError(
             f"unknown event type {kind!r}{hint}", event_type=kind, field="type", **where
         )
+    if kind not in LIBRARY_EVENT_TYPES:  # a 1.0 type that ag-ui-protocol 0.1.x has no model for
+        return WireEventModel.model_validate(dict(data))
     try:
         model = _EVENT_ADAPTER.validate_python(data)
     except ValidationError as exc:
+        if LEGACY_PROTOCOL and _cancelled_outcome(data):
+            return WireEventModel.model_validate(dict(data))
         first = exc.errors()[0]
         loc = [str(part) for part in first["loc"][1:]]
         field = ".".join(loc) or None
@@ -134,6 +173,16 @@ def parse_event(
     return model
 
 
+def _cancelled_outcome(data: Mapping[str, Any]) -> bool:
+    outcome = data.get("outcome")
+    return (
+        data.get("type") == "RUN_FINISHED"
+        and isinstance(outcome, Mapping)
+        and outcome.get("type") == "cancelled"
+        and set(outcome) == {"type"}
+    )
+
+
 def parse_events(
     events: Iterable[EventLike | str | bytes], *, source: str | None = None
 ) -> list[BaseEvent]:
@@ -144,8 +193,7 @@ def parse_events(
 def to_wire(event: EventLike) -> WireEvent:
     """The wire dict of an event: a model is dumped camelCase; a mapping is copied as it is."""
     if isinstance(event, BaseEvent):
-        dumped: WireEvent = event.model_dump(by_alias=True, mode="json")
-        return dumped
+        return dump(event)
     return dict(event)
 
 
@@ -157,4 +205,6 @@ def to_wire_list(events: Iterable[EventLike]) -> list[WireEvent]:
 def dump_json(event: EventLike) -> str:
     """Compact JSON of an event, byte-identical to ``ag_ui.encoder.EventEncoder``'s payload."""
     model = parse_event(event)
-    return model.model_dump_json(by_alias=True)
+    if isinstance(model, WireEventModel):
+        return json.dumps(dump(model), ensure_ascii=False, separators=(",", ":"))
+    return model.model_dump_json(by_alias=True, exclude_none=LEGACY_PROTOCOL)

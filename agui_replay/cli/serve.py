@@ -158,8 +158,9 @@ class ReplayApp:
 
 
 def _check_run_input(body: bytes) -> str | None:
-    from ag_ui.core import RunAgentInput
     from pydantic import ValidationError
+
+    from .._compat import input_model
 
     try:
         data = json.loads(body or b"null")
@@ -168,7 +169,7 @@ def _check_run_input(body: bytes) -> str | None:
     if not isinstance(data, dict):
         return "the request body must be a RunAgentInput JSON object"
     try:
-        RunAgentInput.model_validate(data)
+        input_model(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from .._compat import input_model
 from ..errors import InvalidArgumentError
 from ..sse import encode_sse
 from .cancel import CancellationToken
@@ -271,7 +272,7 @@ class AguiEndpoint:
                 f"a RunAgentInput is a JSON object, got {type(data).__name__}",
             )
         try:
-            return RunAgentInput.model_validate(data)
+            return input_model(data)
         except ValidationError as error:
             return _refuse(
                 400,

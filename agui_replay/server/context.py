@@ -32,6 +32,7 @@ from ag_ui.core import (
 from ag_ui.core import Interrupt as CoreInterrupt
 from pydantic import TypeAdapter, ValidationError
 
+from .._compat import input_model
 from ..errors import AgentError, AguiReplayError, BlockOpenError
 from ..events import UNORDERED_TYPES, EventLike, event_type, parse_event
 from ..state import decode_state, encode_state
@@ -40,7 +41,13 @@ from .cancel import CancellationToken
 from .handles import MessageHandle, ReasoningHandle, StepGuard, ToolCallHandle, _Block
 from .ids import MessageId, RunIds, ToolCallId
 from .outcome import Interrupted
-from .predictive import PredictState, ResumedToolCall, predictions_for, resumed_tool_call
+from .predictive import (
+    PredictState,
+    ResumedToolCall,
+    predictions_for,
+    request_confirmation,
+    resumed_tool_call,
+)
 from .runstate import RunState, StateAccess
 from .sink import EventReceiver, EventSink
 
@@ -78,7 +85,7 @@ def coerce_input(input: RunAgentInput | Mapping[str, Any]) -> RunAgentInput:
             f"expected a RunAgentInput or a mapping, got {type(input).__name__}"
         )
     try:
-        return RunAgentInput.model_validate(dict(input))
+        return input_model(input)
     except ValidationError as error:
         raise InvalidInputError(
             f"not a valid RunAgentInput: {describe_validation_error(error)}"
@@ -290,6 +297,12 @@ class RunContext(StateAccess[S]):
         the state it predicted. See :mod:`agui_replay.server.predictive`.
         """
         return resumed_tool_call(self, name)
+
+    def _request_confirmation(
+        self, handle: ToolCallHandle[S], message: str | None, *, response_schema: Any
+    ) -> Interrupted:
+        # For ToolCallHandle.request_confirmation: the handles do not import predictive state.
+        return request_confirmation(handle, message, response_schema=response_schema)
 
     # -- cancellation ---------------------------------------------------------------------
 

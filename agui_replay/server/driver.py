@@ -37,14 +37,13 @@ from ag_ui.core import (
     BaseEvent,
     RunAgentInput,
     RunErrorEvent,
-    RunFinishedCancelledOutcome,
-    RunFinishedEvent,
     RunFinishedInterruptOutcome,
     RunFinishedSuccessOutcome,
     RunStartedEvent,
 )
 from pydantic import ValidationError
 
+from .._compat import RunFinishedCancelledOutcome, run_finished
 from ..errors import AgentError, AguiReplayError, ProtocolViolation
 from ..state import decode_state
 from ..verify import Verifier
@@ -205,11 +204,7 @@ class _Run:
         except AgentError as bad:
             self._terminal(RunErrorEvent(message=str(bad), code=bad.code))
             return
-        self._terminal(
-            RunFinishedEvent(
-                thread_id=self.input.thread_id, run_id=self.input.run_id, outcome=outcome
-            )
-        )
+        self._terminal(run_finished(self.input.thread_id, self.input.run_id, outcome))
 
     def _terminal(self, event: BaseEvent) -> None:
         try:

@@ -20,7 +20,7 @@ import contextlib
 import json
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ag_ui.core import (
     BaseEvent,
@@ -51,7 +51,6 @@ from .sink import EventSink
 if TYPE_CHECKING:
     from .context import RunContext
     from .outcome import Interrupted
-    from .predictive import CallPrediction
 
 __all__ = [
     "HandleClosedError",
@@ -64,6 +63,30 @@ __all__ = [
 S = TypeVar("S")
 T = TypeVar("T")
 H = TypeVar("H", bound="_Scope[Any]")
+
+
+class ArgumentPrediction(Protocol):
+    """What a tool call asks of the predictive state attached to it.
+
+    The run context attaches one (a :class:`~agui_replay.server.predictive.CallPrediction`)
+    when ``predict_state`` maps the call's tool; this module knows only these methods, so the
+    handles do not depend on predictive state.
+    """
+
+    def feed(self, fragment: str) -> None:
+        """A fragment of the arguments arrived."""
+
+    def guard_result(self) -> None:
+        """Raise when the tool must not report a result yet (confirmation pending)."""
+
+    def commit(self) -> None:
+        """The tool finished: publish the final state."""
+
+    def commits_on_end(self) -> bool:
+        """Whether ending the call unanswered publishes the final state."""
+
+    def discard(self) -> None:
+        """Undo what was predicted."""
 
 
 class HandleClosedError(AguiReplayError, RuntimeError):
@@ -258,7 +281,7 @@ class ReasoningHandle(_Block[S]):
         sink = self._ctx._sink
         sink.emit(ReasoningStartEvent(message_id=self._id))
         try:
-            sink.emit(ReasoningMessageStartEvent(message_id=self._id))
+            sink.emit(ReasoningMessageStartEvent(message_id=self._id, role="reasoning"))
         except BaseException:
             # The block is open on the wire; do not leave it half-open.
             with contextlib.suppress(Exception):  # the start failure is the error to report
@@ -311,7 +334,7 @@ class ToolCallHandle(_Block[S]):
         self._args: list[str] = []
         self._result_sent = False
         # Set by the run context when predict_state maps this tool (see predictive.py).
-        self._prediction: CallPrediction | None = None
+        self._prediction: ArgumentPrediction | None = None
 
     def describe(self) -> str:
         return f'tool call "{self._id}" ({self.name})'
@@ -421,9 +444,7 @@ class ToolCallHandle(_Block[S]):
         The next run answers in ``RunAgentInput.resume``; ``ctx.resumed_tool_call()`` opens
         the call again there. See :mod:`agui_replay.server.predictive`.
         """
-        from .predictive import request_confirmation
-
-        return request_confirmation(self, message, response_schema=response_schema)
+        return self._ctx._request_confirmation(self, message, response_schema=response_schema)
 
     def __exit__(
         self,

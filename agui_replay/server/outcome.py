@@ -16,11 +16,9 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from ag_ui.core import Interrupt as _CoreInterrupt
-from ag_ui.core import (
-    RunFinishedCancelledOutcome,
-    RunFinishedInterruptOutcome,
-    RunFinishedSuccessOutcome,
-)
+from ag_ui.core import RunFinishedInterruptOutcome, RunFinishedSuccessOutcome
+
+from .._compat import RunFinishedCancelledOutcome
 
 __all__ = ["Interrupt", "Interrupted", "RunOutcome", "Success"]
 

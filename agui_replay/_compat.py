@@ -1,0 +1,111 @@
+"""What differs between the ``ag-ui-protocol`` releases this package runs on.
+
+The package supports ``ag-ui-protocol>=0.1.19`` (what agent-framework-ag-ui pins, ``<0.2``)
+as well as 1.x (what ADK, Strands and CrewAI need). Everything else works on wire dicts; the few
+places that build or parse ``ag_ui.core`` models go through this module, which knows what the
+installed release lacks:
+
+* ``RunFinishedCancelledOutcome`` (1.0): defined here with the same wire shape
+  (``{"type": "cancelled"}``) when the library has none;
+* the ``SUBAGENT_*`` events (0.1.22 and 1.0) and a ``RUN_FINISHED`` whose outcome the installed
+  ``RunFinishedEvent`` cannot hold: parsed into :class:`WireEventModel`, a ``BaseEvent`` that
+  keeps every wire field as it came;
+* models of 0.1.x dump their unset optional fields as ``null``; 1.0 omits them. :func:`dump`
+  omits them on both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunFinishedEvent
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "HAS_CANCELLED_OUTCOME",
+    "LEGACY_PROTOCOL",
+    "LIBRARY_EVENT_TYPES",
+    "RunFinishedCancelledOutcome",
+    "WireEventModel",
+    "dump",
+    "input_model",
+    "run_finished",
+]
+
+LIBRARY_EVENT_TYPES: frozenset[str] = frozenset(t.value for t in EventType)
+"""The event types the installed ``ag_ui.core`` has models for."""
+
+if TYPE_CHECKING:
+    from ag_ui.core import RunFinishedCancelledOutcome
+
+    HAS_CANCELLED_OUTCOME: bool
+else:
+    try:
+        from ag_ui.core import RunFinishedCancelledOutcome
+
+        HAS_CANCELLED_OUTCOME = True
+    except ImportError:  # ag-ui-protocol 0.1.x
+
+        class RunFinishedCancelledOutcome(BaseModel):
+            """``{"type": "cancelled"}``: the run was stopped before it completed (AG-UI 1.0)."""
+
+            model_config = ConfigDict(extra="forbid")
+            type: Literal["cancelled"] = "cancelled"
+
+        HAS_CANCELLED_OUTCOME = False
+
+LEGACY_PROTOCOL: bool = not HAS_CANCELLED_OUTCOME
+"""True under ``ag-ui-protocol`` 0.1.x."""
+
+
+class WireEventModel(BaseEvent):
+    """An AG-UI 1.0 event that the installed ``ag_ui.core`` has no model for.
+
+    Only built under ``ag-ui-protocol`` 0.1.x, for ``SUBAGENT_*`` events and cancelled
+    outcomes. Every wire field is kept as an extra field and dumped back unchanged.
+    """
+
+    model_config = ConfigDict(extra="allow")
+    type: str  # type: ignore[assignment]  # a 1.0 type name the installed enum lacks
+
+
+def dump(event: BaseEvent) -> dict[str, Any]:
+    """The camelCase wire dict of a model, unset optional fields left out (as 1.0 does)."""
+    if isinstance(event, WireEventModel):
+        wire: dict[str, Any] = {"type": event.type, **(event.model_extra or {})}
+        if event.timestamp is not None:
+            wire["timestamp"] = event.timestamp
+        if event.raw_event is not None:
+            wire["rawEvent"] = event.raw_event
+        return wire
+    dumped: dict[str, Any] = event.model_dump(
+        by_alias=True, mode="json", exclude_none=LEGACY_PROTOCOL
+    )
+    return dumped
+
+
+def run_finished(thread_id: str, run_id: str, outcome: BaseModel | None) -> BaseEvent:
+    """A RUN_FINISHED event; on 0.1.x a cancelled outcome travels in a :class:`WireEventModel`."""
+    if LEGACY_PROTOCOL and isinstance(outcome, RunFinishedCancelledOutcome):
+        return WireEventModel.model_validate(
+            {
+                "type": "RUN_FINISHED",
+                "threadId": thread_id,
+                "runId": run_id,
+                "outcome": {"type": "cancelled"},
+            }
+        )
+    held: Any = outcome
+    return RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=held)
+
+
+def input_model(data: Mapping[str, Any]) -> RunAgentInput:
+    """Validate a wire ``RunAgentInput``; on 0.1.x a missing ``forwardedProps`` is ``null``.
+
+    1.0 made ``forwardedProps`` optional; 0.1.x requires the key (any value). Dumped with
+    ``exclude_none`` as the package does, both give the same wire input.
+    """
+    if LEGACY_PROTOCOL and "forwardedProps" not in data and "forwarded_props" not in data:
+        data = {**data, "forwardedProps": None}
+    return RunAgentInput.model_validate(dict(data))
