@@ -36,7 +36,7 @@ from ag_ui.core import BaseEvent
 
 from .errors import AguiReplayError, EventDecodeError, PatchError
 from .events import CHUNK_TYPES, EventLike, parse_event, to_wire
-from .patch import apply_patch
+from .patch import apply_patch, apply_patch_in_place
 from .state import encode_state
 from .verify import ChunkExpander, Verifier
 
@@ -149,6 +149,8 @@ class Session:
         mode: Mode = "client",
     ) -> None:
         self._state: Any = _json_copy(encode_state(state))
+        # Ids of state containers deltas may change in place; None: all (nothing handed out).
+        self._owned: set[int] | None = None
         self._messages: list[dict[str, Any]] = [
             _plain(m) for m in (messages if messages is not None else ())
         ]
@@ -187,6 +189,8 @@ class Session:
     @property
     def state(self) -> Any:
         """The current state (a new object after every snapshot or delta, never mutated)."""
+        # Handed out: the next deltas copy what they change (once) instead of writing in place.
+        self._owned = set()
         return self._state
 
     @property
@@ -499,12 +503,15 @@ class Session:
 
     def _state_snapshot(self, event: Mapping[str, Any], index: int) -> None:
         self._state = _json_copy(event["snapshot"])
+        self._owned = None
         self.needs_resync = False
 
     def _state_delta(self, event: Mapping[str, Any], index: int) -> None:
         ops = event["delta"]
         try:
-            self._state = apply_patch(self._state, ops)
+            # In place with an undo log: time proportional to the delta, and a delta that
+            # fails leaves the state as it was.
+            self._state = apply_patch_in_place(self._state, ops, owned=self._owned)
         except PatchError as exc:
             self.needs_resync = True
             self.errors.append(

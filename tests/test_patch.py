@@ -301,10 +301,45 @@ def test_diff_never_drops_a_type_change(a: Any, b: Any, wrap: Any) -> None:
         assert json_equal(apply_patch(old, ops), new)
 
 
-def test_test_op_is_type_strict() -> None:
-    for actual, expected in [(1, 1.0), (1, True), ([1], [1.0]), ({"a": 0}, {"a": False})]:
-        with pytest.raises(PatchError, match="test failed"):
-            apply_patch({"v": actual}, [{"op": "test", "path": "/v", "value": expected}])
+def test_test_op_compares_numbers_by_value_but_never_a_boolean_with_a_number() -> None:
+    # RFC 6902 §4.6: numbers are equal when their values are; true/false/null are literals.
+    for actual, expected in [
+        (1, 1.0),
+        (0.0, -0.0),
+        ([1, {"n": 2}], [1.0, {"n": 2.0}]),
+        ({"a": [0]}, {"a": [0.0]}),
+        (2**70, float(2**70)),
+    ]:
+        for doc, value in ((actual, expected), (expected, actual)):
+            assert apply_patch({"v": doc}, [{"op": "test", "path": "/v", "value": value}])
+    for actual, expected in [
+        (1, True),
+        (0, False),
+        (0.0, False),
+        ([1], [True]),
+        ({"a": 0}, {"a": False}),
+        (None, 0),
+        ("1", 1),
+        (2**53 + 1, float(2**53)),  # numerically different, though a double cannot tell
+        ([1], [1, 1]),
+        ({"a": 1}, {"a": 1, "b": 1}),
+    ]:
+        for doc, value in ((actual, expected), (expected, actual)):
+            with pytest.raises(PatchError, match="test failed"):
+                apply_patch({"v": doc}, [{"op": "test", "path": "/v", "value": value}])
+
+
+def test_a_passing_numeric_test_lets_the_rest_of_the_patch_apply() -> None:
+    # issue 14 #6: what @ag-ui/client (fast-json-patch) does with this delta
+    ops = [{"op": "test", "path": "/a", "value": 1.0}, {"op": "replace", "path": "/a", "value": 2}]
+    assert apply_patch({"a": 1}, ops) == {"a": 2}
+    with pytest.raises(PatchError, match="not a JSON number"):
+        apply_patch({"a": [1]}, [{"op": "test", "path": "/a", "value": [float("nan")]}])
+
+
+def test_diff_stays_type_strict_where_test_compares_numbers() -> None:
+    assert diff({"a": 1}, {"a": 1.0}) == [{"op": "replace", "path": "/a", "value": 1.0}]
+    assert diff([0.0], [-0.0]) == [{"op": "replace", "path": "/0", "value": -0.0}]
 
 
 def test_json_equal_ignores_key_order_but_not_array_order() -> None:

@@ -1,4 +1,5 @@
-"""RFC 6902 JSON Patch: a type-strict ``diff`` and an atomic, copy-on-write ``apply_patch``.
+"""RFC 6902 JSON Patch: a type-strict ``diff``, an atomic copy-on-write ``apply_patch``, and
+``apply_patch_in_place`` (atomic too, through an undo log) for documents you own.
 
 JSON values are the plain Python ones: ``None``, ``bool``, ``int``, ``float`` (finite),
 ``str``, ``list`` (tuples are read as arrays) and ``dict`` with ``str`` keys. Equality is
@@ -23,7 +24,7 @@ are not JSON values.
 
 from __future__ import annotations
 
-from ._apply import apply_patch
+from ._apply import apply_patch, apply_patch_in_place
 from ._diff import diff
 from ._json import MAX_DEPTH, JSONValue, Operation, canonical_json, compact_json, json_equal
 
@@ -32,6 +33,7 @@ __all__ = [
     "JSONValue",
     "Operation",
     "apply_patch",
+    "apply_patch_in_place",
     "canonical_json",
     "compact_json",
     "diff",
