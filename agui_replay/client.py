@@ -34,8 +34,9 @@ from typing import Any, Literal
 import orjson
 from ag_ui.core import BaseEvent
 
+from ._messages import MessageList
 from .errors import AguiReplayError, EventDecodeError, PatchError
-from .events import CHUNK_TYPES, EventLike, parse_event, to_wire
+from .events import CHUNK_TYPES, EVENT_TYPES, EventLike, parse_event, to_wire
 from .patch import apply_patch, apply_patch_in_place
 from .state import encode_state
 from .verify import ChunkExpander, Verifier
@@ -148,18 +149,14 @@ class Session:
         verify: bool = True,
         mode: Mode = "client",
     ) -> None:
-        self._state: Any = _json_copy(encode_state(state))
+        # The reference agent starts from `initialState ?? {}`.
+        self._state: Any = {} if state is None else _json_copy(encode_state(state))
         # Ids of state containers deltas may change in place; None: all (nothing handed out).
         self._owned: set[int] | None = None
-        self._messages: list[dict[str, Any]] = [
-            _plain(m) for m in (messages if messages is not None else ())
-        ]
-        self._by_id: dict[str, dict[str, Any]] = {}
-        # tool call id -> (first message holding it, the tool call dict)
-        self._calls: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
-        self._reindex()
+        self._store = MessageList(_plain(m) for m in (messages if messages is not None else ()))
         self._pending: dict[int, _Pending] = {}
         self._verifier: Verifier | None = Verifier(mode) if verify else None
+        self._strict = mode == "strict"
         # The verifier expands chunks itself; this one serves only when verification is off.
         self._expander = ChunkExpander(track_starts=False)
         self._count = 0
@@ -197,7 +194,7 @@ class Session:
     def messages(self) -> list[dict[str, Any]]:
         """The conversation as the reference client holds it: a list of wire-shaped dicts."""
         self._flush_all()
-        return self._messages
+        return self._store.as_list()
 
     @property
     def events_applied(self) -> int:
@@ -207,7 +204,7 @@ class Session:
     def message(self, message_id: str) -> dict[str, Any] | None:
         """The first message with this id, or ``None``."""
         self._flush_all()
-        return self._by_id.get(message_id)
+        return self._store.find(message_id)
 
     # -- feeding --------------------------------------------------------------------------
 
@@ -231,9 +228,22 @@ class Session:
             )
         # A refused event still takes its index, as in the verifier.
         self._count = index + 1
-        if self._verifier is not None:
-            expanded = self._verifier.feed_expanded(wire)
+        verifier = self._verifier
+        if verifier is not None:
+            expanded = verifier.feed_expanded(wire)
+            if not expanded and verifier.warnings:
+                # An unknown event type, dropped (client mode), as the reference client does.
+                self.warnings.extend(verifier.warnings)
+                verifier.warnings.clear()
+                return
         else:
+            kind = wire.get("type")
+            if not self._strict and (type(kind) is not str or kind not in EVENT_TYPES):
+                self.warnings.append(
+                    f"{kind if type(kind) is str else 'event'} #{index}: unknown event type; "
+                    "the reference client drops it"
+                )
+                return
             expanded = self._expander.feed(wire)
         for item in expanded:
             self._apply_one(item, index)
@@ -286,23 +296,6 @@ class Session:
     def _warn(self, index: int, kind: str, text: str) -> None:
         self.warnings.append(f"{kind} #{index}: {text}")
 
-    def _reindex(self) -> None:
-        """Rebuild the id lookups; ``find`` in the reference client returns the first match."""
-        by_id: dict[str, dict[str, Any]] = {}
-        calls: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
-        for message in self._messages:
-            mid = message.get("id")
-            if isinstance(mid, str) and mid not in by_id:
-                by_id[mid] = message
-            tool_calls = message.get("toolCalls")
-            if isinstance(tool_calls, list):
-                for call in tool_calls:
-                    cid = call.get("id") if isinstance(call, dict) else None
-                    if isinstance(cid, str) and cid not in calls:
-                        calls[cid] = (message, call)
-        self._by_id = by_id
-        self._calls = calls
-
     def _flush_all(self) -> None:
         if self._pending:
             for pending in self._pending.values():
@@ -323,10 +316,7 @@ class Session:
         pending.parts.append(delta)
 
     def _push(self, message: dict[str, Any]) -> None:
-        self._messages.append(message)
-        mid = message.get("id")
-        if isinstance(mid, str):
-            self._by_id.setdefault(mid, message)
+        self._store.append(message)
 
     def _ignore(self, event: Mapping[str, Any], index: int, target: dict[str, Any] | None) -> None:
         what = "no message" if target is None else "an activity message"
@@ -343,7 +333,7 @@ class Session:
     ) -> None:
         """Open (or, for a known id, re-open) a text or reasoning message, as the reference."""
         mid = event["messageId"]
-        target = self._by_id.get(mid)
+        target = self._store.find(mid)
         if target is not None and target.get("role") == "activity":
             self._warn(index, str(event["type"]), f"message {mid!r} is an activity message")
             return
@@ -358,7 +348,7 @@ class Session:
     def _content(self, event: Mapping[str, Any], index: int) -> None:
         mid = event["messageId"]
         delta = event["delta"]
-        target = self._by_id.get(mid)
+        target = self._store.find(mid)
         if target is None or target.get("role") == "activity":
             self._ignore(event, index, target)
             return
@@ -368,7 +358,7 @@ class Session:
 
     def _message_end(self, event: Mapping[str, Any], index: int) -> None:
         mid = event["messageId"]
-        target = self._by_id.get(mid)
+        target = self._store.find(mid)
         if target is None or target.get("role") == "activity":
             self._ignore(event, index, target)
             return
@@ -382,7 +372,7 @@ class Session:
         name = event["toolCallName"]
         parent_id = event.get("parentMessageId")
         self._run_tool_calls[call_id] = None
-        found = self._calls.get(call_id)
+        found = self._store.call(call_id)
         if found is not None:
             # Idempotent, as in the reference: a replayed START updates rather than duplicates.
             call = found[1]
@@ -395,7 +385,7 @@ class Session:
         owner: dict[str, Any] | None = None
         created = False
         if parent_id:
-            existing = self._by_id.get(parent_id)
+            existing = self._store.find(parent_id)
             if existing is not None and existing.get("role") == "assistant":
                 owner = existing
             else:
@@ -424,13 +414,13 @@ class Session:
             tool_calls = owner["toolCalls"] = []
         call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
         tool_calls.append(call)
-        self._calls[call_id] = (owner, call)
+        self._store.add_call(call_id, owner, call)
         _merge_metadata(call, event)
 
     def _tool_args(self, event: Mapping[str, Any], index: int) -> None:
         call_id = event["toolCallId"]
         delta = event["delta"]
-        found = self._calls.get(call_id)
+        found = self._store.call(call_id)
         if found is None:
             self._warn(index, "TOOL_CALL_ARGS", f"no tool call with id {call_id!r}; ignored")
             return
@@ -441,7 +431,7 @@ class Session:
 
     def _tool_end(self, event: Mapping[str, Any], index: int) -> None:
         call_id = event["toolCallId"]
-        found = self._calls.get(call_id)
+        found = self._store.call(call_id)
         if found is None:
             self._warn(index, "TOOL_CALL_END", f"no tool call with id {call_id!r}; ignored")
             return
@@ -452,12 +442,12 @@ class Session:
 
     def _owner_of(self, call_id: str) -> dict[str, Any] | None:
         """The first *assistant* message holding the call (TOOL_CALL_RESULT's rule)."""
-        found = self._calls.get(call_id)
+        found = self._store.call(call_id)
         if found is None:
             return None
         if found[0].get("role") == "assistant":
             return found[0]
-        for message in self._messages:
+        for message in self._store.as_list():
             calls = message.get("toolCalls")
             if (
                 message.get("role") == "assistant"
@@ -481,23 +471,11 @@ class Session:
             message["subagentRunId"] = event["subagentRunId"]
         _merge_metadata(message, event)
         owner = self._owner_of(call_id)
-        messages = self._messages
         if owner is None:
             self._push(message)
             return
-        # The owner is usually recent: search from the end, by identity.
-        at = len(messages) - 1
-        while messages[at] is not owner:
-            at -= 1
-        at += 1
         # Results of parallel calls keep their order behind the same assistant message.
-        while at < len(messages) and messages[at].get("role") == "tool":
-            at += 1
-        messages.insert(at, message)
-        if mid in self._by_id:
-            self._reindex()  # the new message may now be the first with its id
-        else:
-            self._by_id[mid] = message
+        self._store.insert_after_tools(owner, message)
 
     # state
 
@@ -546,7 +524,7 @@ class Session:
 
         kept = [
             by_id.get(m.get("id"), m)
-            for m in self._messages
+            for m in self._store.as_list()
             if m.get("id") in by_id or keep_client_only(m)
         ]
         present = {m.get("id") for m in kept}
@@ -555,8 +533,7 @@ class Session:
         for m in incoming:
             if m.get("id") not in present:
                 kept.append(m)
-        self._messages = kept
-        self._reindex()
+        self._store.rebuild(kept)
 
     # reasoning
 
@@ -575,7 +552,7 @@ class Session:
                         return
             self._warn(index, "REASONING_ENCRYPTED_VALUE", f"no tool call with id {entity!r}")
         else:
-            message = self._by_id.get(entity)
+            message = self._store.find(entity)
             if message is not None and message.get("role") != "activity":
                 message["encryptedValue"] = value
             else:
@@ -590,7 +567,7 @@ class Session:
         subagent = event.get("subagentRunId")
         replace = event.get("replace")
         replace = True if replace is None else bool(replace)
-        existing = self._by_id.get(mid)
+        existing = self._store.find(mid)
         target: dict[str, Any] | None = None
         if existing is None:
             target = {"id": mid, "role": "activity", "activityType": activity_type}
@@ -614,14 +591,12 @@ class Session:
             if subagent is not None:
                 target["subagentRunId"] = subagent
             self._flush(existing)
-            at = next(i for i, m in enumerate(self._messages) if m is existing)
-            self._messages[at] = target
-            self._reindex()
+            self._store.replace(existing, target)
         _merge_metadata(target, event)
 
     def _activity_delta(self, event: Mapping[str, Any], index: int) -> None:
         mid = event["messageId"]
-        existing = self._by_id.get(mid)
+        existing = self._store.find(mid)
         if existing is None:
             return
         if existing.get("role") != "activity":
@@ -657,7 +632,7 @@ class Session:
         run_input = event.get("input")
         if isinstance(run_input, Mapping):
             for message in run_input.get("messages") or ():
-                if isinstance(message, Mapping) and message.get("id") not in self._by_id:
+                if isinstance(message, Mapping) and self._store.find(message.get("id")) is None:
                     self._push(_without_null_subagent(_json_copy(dict(message))))
 
     def _run_finished(self, event: Mapping[str, Any], index: int) -> None:

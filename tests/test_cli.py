@@ -389,9 +389,10 @@ def test_state_final_and_at_an_event(
     code, out, _ = run_cli(capsys, "state", board["path"], "--at", str(first_publish))
     assert code == 0
     assert [t["title"] for t in json.loads(out)["tasks"]] == ["alpha"]
-    # Just before the first publish the client still has the input state (none).
+    # Just before the first publish the client still has the input state (none: the reference
+    # agent's `{}`).
     code, out, _ = run_cli(capsys, "state", board["path"], "--at", str(first_publish - 1))
-    assert json.loads(out) is None
+    assert json.loads(out) == {}
 
     code, out, _ = run_cli(capsys, "state", board["path"], "--run", "0", "--compact")
     assert code == 0

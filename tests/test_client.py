@@ -16,6 +16,7 @@ from ag_ui.core import (
 
 from agui_replay.client import EventPatchError, Session, apply_events
 from agui_replay.errors import AguiReplayError, EventDecodeError, PatchError, ProtocolViolation
+from agui_replay.verify import SchemaViolation
 
 RUN = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
@@ -633,11 +634,40 @@ def test_malformed_events_give_a_decode_error_naming_the_index(verify: bool) -> 
         session.apply({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": 5})
     assert info.value.index == 2
     assert "delta" in str(info.value)
+    with pytest.raises(EventDecodeError):
+        session.apply(["not", "an", "event"])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("verify", [True, False])
+def test_unknown_event_types_are_dropped_with_a_warning(verify: bool) -> None:
+    # The reference client drops what it does not know, warns, and goes on.
+    session = Session(verify=verify)
+    session.apply(RUN)
+    session.apply({"type": "X_STATE_SNAPSHOT", "snapshot": {"a": 1}})
+    session.apply({"type": "THINKING_START"})
+    session.apply({"type": "STATE_SNAPSHOT", "snapshot": {"b": 2}})
+    session.apply(FINISH)
+    session.finish()
+    assert session.state == {"b": 2}
+    assert len(session.warnings) == 2
+    assert session.warnings[0].startswith("X_STATE_SNAPSHOT #1: unknown event type")
+    assert session.warnings[1].startswith("THINKING_START #2: unknown event type")
+    assert session.events_applied == 5
+
+
+def test_strict_sessions_refuse_unknown_event_types() -> None:
+    session = Session(mode="strict")
+    session.apply(RUN)
     with pytest.raises(EventDecodeError) as unknown:
         session.apply({"type": "THINKING_START"})
     assert "REASONING_" in str(unknown.value)
-    with pytest.raises(EventDecodeError):
-        session.apply(["not", "an", "event"])  # type: ignore[arg-type]
+    assert session.warnings == []
+
+
+def test_a_new_session_holds_an_empty_object_as_the_reference_agent() -> None:
+    assert Session().state == {}
+    assert apply_events([RUN, FINISH]).state == {}
+    assert Session(state=[1]).state == [1]
 
 
 def test_state_delta_with_a_non_list_delta_is_recorded_not_raised() -> None:
@@ -679,7 +709,16 @@ def test_importing_the_client_does_not_import_hypothesis() -> None:
     assert out.stdout.strip() == "False"
 
 
+def test_a_null_subagent_run_id_is_a_schema_violation() -> None:
+    # The reference client's schema refuses `subagentRunId: null` ("omit it entirely").
+    with pytest.raises(SchemaViolation) as info:
+        run({"type": "TEXT_MESSAGE_START", "messageId": "n", "subagentRunId": None})
+    assert (info.value.rule, info.value.field, info.value.index) == ("schema", "subagentRunId", 1)
+    assert "omit" in str(info.value)
+
+
 def test_message_starts_keep_a_subagent_run_id_and_drop_a_null_one() -> None:
+    # Unverified, the applier reads a null subagentRunId as absent, as the reference applier.
     session = run(
         {"type": "TEXT_MESSAGE_START", "messageId": "m", "subagentRunId": "sub-1"},
         {"type": "TEXT_MESSAGE_END", "messageId": "m"},
@@ -689,6 +728,7 @@ def test_message_starts_keep_a_subagent_run_id_and_drop_a_null_one() -> None:
         {"type": "REASONING_MESSAGE_START", "messageId": "rm", "subagentRunId": "sub-2"},
         {"type": "REASONING_MESSAGE_END", "messageId": "rm"},
         {"type": "REASONING_END", "messageId": "r"},
+        verify=False,
     )
     assert session.messages == [
         {"id": "m", "role": "assistant", "content": "", "subagentRunId": "sub-1"},
