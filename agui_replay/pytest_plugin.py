@@ -48,11 +48,13 @@ MARKER_KWARGS = (
     "normalize",
     "match",
     "freeze_time",
+    "hosts",
+    "intercept",
 )
 _MARKER_DOC = (
     f"{MARKER}(record_mode=None, cassette=None, upstream=None, secrets=(), normalize=True, "
-    "match='order', freeze_time=True): agui-replay settings for this test; the marker "
-    "wins over the command line and the conftest fixtures"
+    "match='order', freeze_time=True, hosts=(), intercept=True): agui-replay settings for "
+    "this test; the marker wins over the command line and the conftest fixtures"
 )
 
 
@@ -63,8 +65,9 @@ class _State:
     cassette_dir: Path
     rootdir: Path
     cli_mode: RecordMode | None
-    cli_upstream: str | None
+    cli_upstream: list[str]
     secret_env: list[str]
+    provider_hosts: list[str]
     fail_on_unused: bool
     recorded: set[str] = field(default_factory=set)
     replayed: set[str] = field(default_factory=set)
@@ -125,10 +128,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--agui-upstream",
-        default=None,
+        action="append",
+        default=[],
         metavar="URL",
-        help=f"base URL of the real provider to record from (default: ini agui_upstream, "
-        f"{DEFAULT_UPSTREAM})",
+        help="base URL of the real provider to record from; NAME=URL sets provider NAME's "
+        "(openai, anthropic, gemini, azure, or a name of agui_provider_hosts); repeatable; "
+        f"a bare URL serves every provider without its own (default: ini agui_upstream, "
+        f"{DEFAULT_UPSTREAM}, and each intercepted provider's real host)",
     )
     group.addoption(
         "--agui-secret-env",
@@ -158,6 +164,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "agui-replay: base URL of the real provider to record from",
         "string",
         default=DEFAULT_UPSTREAM,
+    )
+    parser.addini(
+        "agui_provider_hosts",
+        "agui-replay: more provider hosts routed to the recorder during runs, one per line "
+        "(HOST, HOST:PORT, *.DOMAIN, or NAME=HOST)",
+        "linelist",
+        default=[],
     )
     parser.addini(
         "agui_secret_env",
@@ -219,7 +232,8 @@ def pytest_configure(config: pytest.Config) -> None:  # type: ignore[no-redef]
         cassette_dir=cassette_dir.resolve(),
         rootdir=config.rootpath,
         cli_mode=cli_mode,
-        cli_upstream=config.getoption("agui_upstream"),
+        cli_upstream=list(config.getoption("agui_upstream") or []),
+        provider_hosts=list(config.getini("agui_provider_hosts")),
         secret_env=[*config.getini("agui_secret_env"), *config.getoption("agui_secret_env")],
         fail_on_unused=bool(config.getini("agui_fail_on_unused")) if fail is None else fail,
     )
@@ -283,7 +297,8 @@ def agui_record_mode(pytestconfig: pytest.Config) -> str:
 
 @pytest.fixture
 def agui_upstream(pytestconfig: pytest.Config) -> Any:
-    """The real provider to record from: a base URL or an object with ``base_url``.
+    """The real provider to record from: a base URL or an object with ``base_url``, or a
+    mapping of provider name (``openai``, ``anthropic``, ``gemini``...) to either.
 
     Requested only when a run records. Override it in a conftest to record from another
     provider (``return "https://api.anthropic.com"``) or a local server.
@@ -343,7 +358,7 @@ def agui(
     if marker.get("upstream") is not None:
         upstream = marker["upstream"]
     elif state.cli_upstream:
-        upstream = state.cli_upstream
+        upstream = list(state.cli_upstream)
     else:
 
         def upstream() -> Any:
@@ -360,6 +375,8 @@ def agui(
         normalize=bool(marker.get("normalize", True)),
         match=marker.get("match", "order"),
         freeze_time=marker.get("freeze_time", True),
+        hosts=[*state.provider_hosts, *_hosts(marker.get("hosts", ()))],
+        intercept=bool(marker.get("intercept", True)),
     )
     try:
         yield session
@@ -386,6 +403,15 @@ def agui_folded_snapshot(snapshot: Any) -> Any:
     from agui_replay.snapshot import use_agui_extension
 
     return use_agui_extension(snapshot, fold=True)
+
+
+def _hosts(value: Any) -> list[str]:
+    # marker hosts=: a host string, a list of them, or a mapping of provider name to host
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [f"{name}={host}" for name, host in value.items()]
+    return [str(v) for v in value]
 
 
 def _show_path(state: _State, path: Path) -> str:

@@ -51,7 +51,8 @@ def test_streamed_text_keeps_the_script_chunks_and_reports_usage() -> None:
     assert last.model_version == MODEL
     request = fake.last_request
     assert request.api == "gemini.generate"
-    assert request.stream and request.model == MODEL
+    assert request.stream
+    assert request.model == MODEL
     assert request.messages == [{"parts": [{"text": "hi"}], "role": "user"}]
     fake.check()
 
@@ -74,7 +75,8 @@ def test_whole_response_with_a_function_call_and_reasoning() -> None:
             model=MODEL, contents="weather?", config=types.GenerateContentConfig(tools=[tool])
         )
     parts = reply.candidates[0].content.parts
-    assert parts[0].thought is True and parts[0].text == "Weather needs a tool."
+    assert parts[0].thought is True
+    assert parts[0].text == "Weather needs a tool."
     assert reply.function_calls[0].name == "get_weather"
     assert reply.function_calls[0].args == {"city": "Paris"}
     assert fake.last_request.tool_names == ["get_weather"]
@@ -111,9 +113,10 @@ def test_scripted_errors_reach_the_sdk_in_googles_shape() -> None:
 def test_arguments_that_are_not_a_json_object_fail_in_the_fake() -> None:
     fake = FakeProvider()
     fake.tool_call("f", "[1, 2]")
-    with fake.serve() as server, pytest.raises(errors.ServerError):
+    with fake.serve() as server:
         client = _client(server.gemini_base_url)
-        client.models.generate_content(model=MODEL, contents="hi")
+        with pytest.raises(errors.ServerError):
+            client.models.generate_content(model=MODEL, contents="hi")
     with pytest.raises(Exception, match="args are an object"):
         fake.check()
 
@@ -158,7 +161,8 @@ def test_recorded_gemini_stream_replays_the_same_chunks_and_scrubs_the_key() -> 
         recorder = Recorder(real.url)
         with recorder.serve() as proxy:
             client = genai.Client(api_key=key, http_options=types.HttpOptions(base_url=proxy.url))
-            first = [c.text for c in client.models.generate_content_stream(model=MODEL, contents="x")]
+            stream = client.models.generate_content_stream(model=MODEL, contents="x")
+            first = [c.text for c in stream]
         recorder.close()
     recorded = recorder.interactions[0]
     stored = json.dumps(recorded.to_dict())

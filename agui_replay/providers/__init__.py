@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agui_replay.providers._fake import FakeProvider, MatchMode, ReplayTurn, detect_api
+    from agui_replay.providers._formats import error_plan
     from agui_replay.providers._script import (
         ProviderRequest,
         Reasoning,
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
         HttpxAsyncTransport,
         HttpxTransport,
     )
-    from agui_replay.providers._formats import error_plan
     from agui_replay.providers._wire import Plan
     from agui_replay.providers.interaction import (
         Chunk,

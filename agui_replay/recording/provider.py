@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from ..scrub import scrub
 
@@ -14,7 +16,7 @@ if TYPE_CHECKING:
     import httpx
     import httpx2
 
-    from ..providers import FakeProvider, LoopbackServer, Plan, Recorder
+    from ..providers import FakeProvider, LoopbackServer, Plan, ProxyApp, Recorder
     from .session import CassetteSession
 
 __all__ = ["SessionProvider"]
@@ -39,7 +41,8 @@ class SessionProvider:
         """The fake serving the current (or last) replayed run."""
         self.recorder: Recorder | None = None
         """The recorder of this session's recorded runs (created when the first one starts)."""
-        self._proxy: Callable[[str, str, dict[str, str], bytes], Plan] | None = None
+        self._proxies: dict[str, ProxyApp] = {}
+        self._env_before: dict[str, str] = {}
         self._mode: Literal["idle", "replay", "record"] = "idle"
 
     # --- what the agent uses ------------------------------------------------------------------
@@ -64,9 +67,38 @@ class SessionProvider:
         return self._ensure_server().anthropic_base_url
 
     @property
+    def gemini_base_url(self) -> str:
+        """The bare origin, for ``google.genai.Client(http_options={"base_url": ...})``."""
+        return self._ensure_server().gemini_base_url
+
+    @property
     def url(self) -> str:
         """The loopback origin, ``http://127.0.0.1:PORT``."""
         return self._ensure_server().url
+
+    def route_url(self, provider: str) -> str:
+        """The loopback base URL of ``provider``'s route (``.../_agui/openai/v1``): what
+        ``OPENAI_BASE_URL`` and friends are set to during a run; requests there are
+        recorded and replayed as that provider's."""
+        from ..providers.routing import ENV_VARS, ROUTE_PREFIX
+
+        path = ENV_VARS[provider][1] if provider in ENV_VARS else ""
+        return f"{self.url}{ROUTE_PREFIX}{provider}{path}"
+
+    @contextlib.contextmanager
+    def routing(self) -> Iterator[None]:
+        """For the span of a run: requests of every ``httpx2`` / ``httpx`` client to a known
+        provider host (or to this loopback server) are answered in process by this provider,
+        and the providers' base-URL variables point at the loopback routes."""
+        from ..providers.routing import Router, intercepting, provider_environment
+
+        server = self._ensure_server()
+        router = Router(
+            self._session.provider_hosts, self.handle, self.ahandle, own=(server.host, server.port)
+        )
+        with intercepting(router), provider_environment(server.url) as before:
+            self._env_before = before
+            yield
 
     # Four near-copies: each returns its own library's transport type (httpx and httpx2 types
     # do not mix), so a shared helper would only trade them for casts.
@@ -105,21 +137,81 @@ class SessionProvider:
 
     # --- serving ------------------------------------------------------------------------------
 
-    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Plan:
-        """Answer one request: the current run's fake (replay) or the recording proxy."""
-        if self._mode == "replay" and self.fake is not None:
-            return self.fake.handle(method, path, headers, self._scrubbed(headers, body))
-        if self._mode == "record" and self._proxy is not None:
-            return self._proxy(method, path, headers, body)
-        return self._outside_run(method, path)
+    def handle(
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        body: bytes,
+        *,
+        provider: str | None = None,
+        origin: str | None = None,
+    ) -> Plan:
+        """Answer one request: the current run's fake (replay) or the recording proxy.
 
-    async def ahandle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Plan:
+        ``provider`` is the provider the request went to (the routing names it; a request to
+        the loopback server is the ``default`` provider's, or NAME's on ``/_agui/NAME/...``);
+        ``origin`` the scheme and host it was sent to."""
+        provider, path = _route(provider, path)
         if self._mode == "replay" and self.fake is not None:
             body = self._scrubbed(headers, body)
-            return await self.fake.ahandle(method, path, headers, body)
-        if self._mode == "record" and self._proxy is not None:
-            return await asyncio.to_thread(self._proxy, method, path, headers, body)
+            return self.fake.handle(method, path, headers, body, provider=provider)
+        if self._mode == "record" and self.recorder is not None:
+            return self._proxy_for(provider, origin)(method, path, headers, body)
         return self._outside_run(method, path)
+
+    async def ahandle(
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        body: bytes,
+        *,
+        provider: str | None = None,
+        origin: str | None = None,
+    ) -> Plan:
+        provider, path = _route(provider, path)
+        if self._mode == "replay" and self.fake is not None:
+            body = self._scrubbed(headers, body)
+            return await self.fake.ahandle(method, path, headers, body, provider=provider)
+        if self._mode == "record" and self.recorder is not None:
+            proxy = self._proxy_for(provider, origin)
+            return await asyncio.to_thread(proxy, method, path, headers, body)
+        return self._outside_run(method, path)
+
+    def _proxy_for(self, provider: str, origin: str | None) -> ProxyApp:
+        """The recording proxy of ``provider``: to its upstream (``--agui-upstream NAME=URL``),
+        else to the bare upstream's host, else to the provider's real host."""
+        from ..providers.routing import BASE_PATHS, DEFAULT_PROVIDER, ENV_VARS, REAL_ORIGINS
+
+        with self._lock:
+            proxy = self._proxies.get(provider)
+            if proxy is not None:
+                return proxy
+            assert self.recorder is not None
+            upstreams = self._session.upstreams()
+            client_path = BASE_PATHS.get(provider, "")
+            if provider == DEFAULT_PROVIDER:
+                proxy = self.recorder.app(provider=provider)
+            elif provider in upstreams:
+                proxy = self.recorder.app(
+                    upstreams[provider], provider=provider, client_base_path=client_path
+                )
+            else:
+                var = ENV_VARS.get(provider, ("", ""))[0]
+                bare = self._session.bare_upstream()
+                if bare is not None:  # its host, with the path the client uses
+                    parts = urlsplit(bare)
+                    target = f"{parts.scheme}://{parts.netloc}{client_path}"
+                elif var in self._env_before:  # what the user's environment pointed at
+                    target = self._env_before[var]
+                else:
+                    real = REAL_ORIGINS.get(provider)
+                    own = origin is None or _is_loopback(origin)
+                    target = (real if own and real else origin or "") + client_path
+                proxy = self.recorder.app(target, provider=provider, client_base_path=client_path)
+            self._proxies[provider] = proxy
+            return proxy
 
     def _scrubbed(self, headers: Mapping[str, str], body: bytes) -> bytes:
         """The request body as the recording stored it: secrets (and auth tokens) scrubbed.
@@ -164,9 +256,6 @@ class SessionProvider:
             from ..providers import Recorder
 
             self.recorder = Recorder(self._session.upstream_url(), secrets=self._session.secrets)
-            proxy = self.recorder.app()
-            self._proxy = proxy
-            self._proxy_close: Callable[[], None] | None = proxy.close
         self._mode = "record"
         return len(self.recorder.interactions)
 
@@ -182,7 +271,20 @@ class SessionProvider:
         if self._server is not None:
             self._server.close()
             self._server = None
-        close = getattr(self, "_proxy_close", None)
-        if close is not None:
-            close()
-            self._proxy_close = None
+        if self.recorder is not None:
+            self.recorder.close()
+        self._proxies.clear()
+
+
+def _route(provider: str | None, path: str) -> tuple[str, str]:
+    from ..providers.routing import DEFAULT_PROVIDER, split_route
+
+    if provider is not None:
+        return provider, path
+    named, rest = split_route(path)
+    return (named, rest) if named is not None else (DEFAULT_PROVIDER, path)
+
+
+def _is_loopback(origin: str) -> bool:
+    host = urlsplit(origin).hostname or ""
+    return host in ("127.0.0.1", "localhost", "::1")

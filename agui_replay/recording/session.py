@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 from urllib.parse import urlsplit
 
 import orjson
@@ -19,7 +19,9 @@ from ..assertions import explain_stream_diff, json_diff
 from ..cassette import Cassette, CassetteRun, load_cassette, save_cassette
 from ..errors import AguiReplayError
 from ..events import WireEvent
-from ..normalize import normalize_events
+from ..ids import DeterministicIds
+from ..normalize import Normalizer
+from ..normalizers import Rule, as_rules
 from ..scrub import scrub
 from .guard import NetworkGuard
 from .modes import (
@@ -55,7 +57,9 @@ class _HasBaseUrl(Protocol):
     def base_url(self) -> str: ...
 
 
-Upstream: TypeAlias = "str | _HasBaseUrl | Callable[[], str | _HasBaseUrl]"
+Upstream: TypeAlias = (
+    "str | _HasBaseUrl | Mapping[str, str | _HasBaseUrl] | Callable[[], Any] | list[str]"
+)
 
 
 @dataclass
@@ -70,6 +74,8 @@ class RunRecord:
     normalized: list[WireEvent]
     """The events after normalization and scrubbing (what the cassette stores / compares)."""
     interactions: list[dict[str, Any]] = field(default_factory=list)
+    normalized_input: dict[str, Any] | None = None
+    """The input after normalization and scrubbing (what the cassette stores / compares)."""
 
 
 @dataclass
@@ -81,6 +87,7 @@ class _Pending:
     recorded: CassetteRun | None = None
     first_interaction: int = 0
     violations_before: int = 0
+    normalized_input: dict[str, Any] | None = None
 
 
 def _canonical(value: Any) -> bytes:
@@ -98,7 +105,11 @@ class CassetteSession:
 
     ``path`` is the cassette file; ``mode`` a :class:`RecordMode` (or its name); ``upstream``
     the real provider to record from (a base URL, an object with ``base_url``, or a callable
-    returning one, called only when a run is recorded); ``secrets`` the values to scrub besides
+    returning one, called only when a run is recorded; or several: a mapping of provider name
+    to either, or ``NAME=URL`` strings; a bare URL is the ``default`` provider's); ``hosts``
+    more provider hosts to route during runs (``NAME=HOST``, ``HOST[:PORT]``, ``*.DOMAIN``)
+    besides the known ones; ``intercept=False`` turns the zero-config routing off (only
+    ``agui.provider`` then reaches the recorder); ``secrets`` the values to scrub besides
     auth headers and key-shaped strings; ``record_command`` the command a failure message tells
     the user to run to record (default: ``pytest --agui-record``); ``freeze_time`` the instant
     the wall clock shows during each run (``False``: the real clock).
@@ -117,8 +128,27 @@ class CassetteSession:
         match: Literal["order", "unordered", "none"] = "order",
         state_type: Any = None,
         freeze_time: str | bool = DEFAULT_FROZEN_TIME,
+        hosts: Iterable[str] = (),
+        intercept: bool = True,
+        normalizers: Iterable[Rule] = (),
+        deterministic_ids: bool = True,
+        id_generators: Iterable[str] = (),
     ) -> None:
         self.path = Path(path)
+        self.normalizers: tuple[Rule, ...] = as_rules(normalizers, source="normalizers")
+        """User normalizers applied after the built-in ones (see :mod:`agui_replay.normalize`)."""
+        self.ids: DeterministicIds | None = (
+            DeterministicIds(self.path.as_posix(), id_generators) if deterministic_ids else None
+        )
+        """The id generators made deterministic during each run (``None``: left alone)."""
+        # One normalizer for the runs as they happen now, one for the runs as recorded: each
+        # sees its side's inputs and events in order, so ids carried from run to run keep
+        # one name across the cassette on both sides.
+        self._live_ids = Normalizer(rules=self.normalizers)
+        self._recorded_ids = Normalizer(rules=self.normalizers)
+        self.hosts = list(hosts)
+        self.intercept = intercept
+        self._host_table: Any = None
         self.freeze_time = freeze_time
         self.mode = RecordMode.parse(mode)
         self._upstream = upstream
@@ -192,15 +222,41 @@ class CassetteSession:
         return "/v1"
 
     def upstream_url(self) -> str:
-        """The upstream base URL (resolving a callable ``upstream`` the first time)."""
+        """The ``default`` provider's upstream base URL (resolving a callable ``upstream`` the
+        first time)."""
+        return self.upstreams().get("default", DEFAULT_UPSTREAM)
+
+    def upstreams(self) -> dict[str, str]:
+        """Provider name -> upstream base URL, as configured (``default``: a bare URL)."""
+        from ..providers.routing import upstream_map
+
         upstream = self._upstream
-        if upstream is None:
-            upstream = DEFAULT_UPSTREAM
-        if not isinstance(upstream, str) and not hasattr(upstream, "base_url"):
-            assert callable(upstream)
+        if callable(upstream) and not isinstance(upstream, str) and not hasattr(
+            upstream, "base_url"
+        ):
             upstream = upstream()  # a factory, called only now that a run records
             self._upstream = upstream
-        return upstream if isinstance(upstream, str) else cast("_HasBaseUrl", upstream).base_url
+        return upstream_map(upstream)
+
+    def bare_upstream(self) -> str | None:
+        """The bare upstream URL when one was configured (not the built-in default): the
+        upstream of every provider that has none of its own."""
+        url = self.upstreams().get("default")
+        return None if url is None or url.rstrip("/") == DEFAULT_UPSTREAM else url
+
+    @property
+    def provider_hosts(self) -> Any:
+        """The :class:`~agui_replay.providers.routing.HostTable` routed during runs."""
+        if self._host_table is None:
+            from ..providers.routing import HostTable
+
+            self._host_table = HostTable(self.hosts)
+        return self._host_table
+
+    def _routing(self) -> contextlib.AbstractContextManager[Any]:
+        if not self.intercept:
+            return contextlib.nullcontext()
+        return self.provider.routing()
 
     def _replays(self, index: int) -> bool:
         if self.mode is RecordMode.NONE:
@@ -310,7 +366,8 @@ class CassetteSession:
     def _run_to_store(self, run: RunRecord) -> CassetteRun:
         if run.action == "replayed":
             return self._recorded_runs[run.index]
-        return CassetteRun(input=run.input, events=run.normalized, interactions=run.interactions)
+        stored = run.normalized_input if run.normalized_input is not None else run.input
+        return CassetteRun(input=stored, events=run.normalized, interactions=run.interactions)
 
     def check_complete(self) -> None:
         """After a passing test: every recorded run was replayed, and nothing was blocked."""
@@ -350,6 +407,8 @@ class CassetteSession:
         run_input = self._coerce_input(value, index)
         pending = _Pending(index, self._replays(index), run_input, _wire_input(run_input))
         pending.violations_before = len(self.guard.violations)
+        scrubbed = scrub(pending.wire_input, secrets=self.secrets)
+        pending.normalized_input = self._live_ids.input(scrubbed) if self.normalize else scrubbed
         if pending.replay:
             pending.recorded = self._recorded_run(index)
             self._check_input(pending)
@@ -374,6 +433,10 @@ class CassetteSession:
         instant = DEFAULT_FROZEN_TIME if self.freeze_time is True else self.freeze_time
         return time_machine.travel(instant, tick=False)
 
+    def _ids(self, index: int) -> contextlib.AbstractContextManager[Any]:
+        """The standard id generators made deterministic for run ``index`` (see ``ids``)."""
+        return self.ids.run(index) if self.ids is not None else contextlib.nullcontext()
+
     def _recorded_run(self, index: int) -> CassetteRun:
         if index < len(self._recorded_runs):
             return self._recorded_runs[index]
@@ -395,7 +458,11 @@ class CassetteSession:
     def _check_input(self, pending: _Pending) -> None:
         assert pending.recorded is not None
         recorded = pending.recorded.input
-        now = scrub(pending.wire_input, secrets=self.secrets)
+        if self.normalize:
+            # Both sides normalized: an input built from the raw events of the run before (with
+            # the ids minted then) and one built from the normalized events both match.
+            recorded = self._recorded_ids.input(recorded)
+        now = pending.normalized_input
         if _canonical(now) == _canonical(recorded):
             return
         diffs = json_diff(recorded, now)
@@ -418,13 +485,16 @@ class CassetteSession:
         # the comparison is of canonical bytes (a readable diff is built only on a mismatch).
         expected = b""
         same = False
+        normalized = self._normalize(events, pending.wire_input)
         if pending.replay and pending.recorded is not None:
-            expected = _canonical(pending.recorded.events)
-            # Already equal to the (normalized) recording: normalizing is idempotent, so the
-            # normalized stream would be equal too. Streams with run-id-derived ids and no
-            # timestamps (this package's own emitter) skip the copy.
-            same = _canonical(events) == expected
-        normalized = events if same else self._normalize(events, pending.wire_input)
+            recorded_events = pending.recorded.events
+            if self.normalize:
+                # Normalizing is idempotent: a recording stored normalized comes out as it was,
+                # one stored by an older version gets today's rules, like the new stream.
+                recorded_events = self._recorded_ids.events(recorded_events)
+            pending.recorded.events = recorded_events
+            expected = _canonical(recorded_events)
+            same = _canonical(normalized) == expected
         record = RunRecord(
             pending.index,
             "replayed" if pending.replay else "recorded",
@@ -432,6 +502,7 @@ class CassetteSession:
             events,
             normalized,
             interactions,
+            pending.normalized_input,
         )
         self.runs.append(record)
         blocked = self.guard.violations[pending.violations_before :]
@@ -454,7 +525,7 @@ class CassetteSession:
             for m in (messages if isinstance(messages, list) else [])
             if isinstance(m, dict) and isinstance(m.get("id"), str)
         }
-        return normalize_events(events, preserve=keep)
+        return self._live_ids.events(events, preserve=keep)
 
     def _compare(
         self,
@@ -515,7 +586,12 @@ class CassetteSession:
         """
         pending = self._begin(input)
         try:
-            with self.guard.guarding(pending.replay), self._clock():
+            with (
+                self.guard.guarding(pending.replay),
+                self._clock(),
+                self._routing(),
+                self._ids(pending.index),
+            ):
                 if (kind or target_kind(target)) == "asgi":
                     events = self._run_asgi(target, pending.input, path)
                 else:
@@ -545,7 +621,12 @@ class CassetteSession:
         """:meth:`run` for async tests: an async agent or ASGI app runs on the current loop."""
         pending = self._begin(input)
         try:
-            with self.guard.guarding(pending.replay), self._clock():
+            with (
+                self.guard.guarding(pending.replay),
+                self._clock(),
+                self._routing(),
+                self._ids(pending.index),
+            ):
                 if (kind or target_kind(target)) == "asgi":
                     events = await self._arun_asgi(target, pending.input, path)
                 else:
