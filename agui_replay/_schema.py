@@ -28,6 +28,7 @@ from .errors import EventDecodeError, ProtocolViolation
 __all__ = ["SchemaViolation", "check_schema"]
 
 _SAFE_INT = 2**53 - 1
+_MISSING: Any = object()
 _LEGACY_NULLS: dict[str, frozenset[str]] = {
     "RUN_FINISHED": frozenset({"rawEvent", "result", "outcome"}),
     "SUBAGENT_FINISHED": frozenset({"rawEvent", "result"}),
@@ -255,11 +256,60 @@ def _build() -> dict[str, tuple[_Field, ...]]:
 _TABLE = _build()
 
 
+def _compile(kind: str, fields: tuple[_Field, ...]) -> Callable[[Mapping[str, Any]], bool]:
+    """A fast yes/no check of one event type (True: it fits); the slow path says why not.
+
+    Generated once per type, like ``dataclasses`` does, so that a plain event costs a few
+    dict lookups and class comparisons.
+    """
+    names: dict[str, Any] = {"M": _MISSING}
+    lines = ["def fits(e):", "    get = e.get"]
+    required = 0
+    optional: list[str] = []
+    nullable = _LEGACY_NULLS.get(kind, _RAW_ONLY)
+    for at, (name, is_required, check) in enumerate(fields):
+        names[f"C{at}"] = check
+        if is_required:
+            required += 1
+            if check is _is_str:
+                lines.append(f"    if get({name!r}).__class__ is not str: return False")
+            elif check is _anything:
+                lines.append(f"    if {name!r} not in e: return False")
+            else:
+                lines.append(f"    v = get({name!r}, M)")
+                lines.append(f"    if v is M or C{at}(v) is not None: return False")
+            continue
+        optional.append(f"        v = get({name!r}, M)")
+        optional.append("        if v is not M:")
+        optional.append(
+            f"            if v is None: {'pass' if name in nullable else 'return False'}"
+        )
+        if check is _is_str:
+            optional.append("            elif v.__class__ is not str: return False")
+        elif check is not _anything:
+            optional.append(f"            elif C{at}(v) is not None: return False")
+    if optional:
+        lines.append(f"    if len(e) > {required + 1}:")
+        lines.extend(optional)
+    lines.append("    return True")
+    exec("\n".join(lines), names)  # our own generated source, no input in it
+    fits: Callable[[Mapping[str, Any]], bool] = names["fits"]
+    return fits
+
+
+_FITS = {kind: _compile(kind, fields) for kind, fields in _TABLE.items()}
+
+
 def check_schema(event: Mapping[str, Any], kind: str, index: int) -> None:
     """Raise :class:`SchemaViolation` when ``event`` does not fit its type's schema."""
-    fields = _TABLE.get(kind)
-    if fields is None:
+    fits = _FITS.get(kind)
+    if fits is None or fits(event):
         return
+    _explain(event, kind, index, _TABLE[kind])
+
+
+def _explain(event: Mapping[str, Any], kind: str, index: int, fields: tuple[_Field, ...]) -> None:
+    """The slow path: find the first field that does not fit and raise for it."""
     get = event.get
     for name, required, check in fields:
         value = get(name, _MISSING)
@@ -299,9 +349,6 @@ def check_schema(event: Mapping[str, Any], kind: str, index: int) -> None:
                 f"must be {problem}, got {shown}",
                 f"send {name} as {problem.split(' (', 1)[0]} in this {kind}",
             )
-
-
-_MISSING: Any = object()
 
 
 def _violation(kind: str, index: int, field: str, what: str, hint: str) -> SchemaViolation:

@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import orjson
 from ag_ui.core import BaseEvent
 
-from ._messages import MessageList
+from ._messages import ABSENT, MessageList
 from .errors import AguiReplayError, EventDecodeError, PatchError
 from .events import CHUNK_TYPES, EVENT_TYPES, EventLike, parse_event, to_wire
 from .patch import apply_patch, apply_patch_in_place
@@ -216,7 +216,9 @@ class Session:
         """
         index = self._count
         wire: Mapping[str, Any]
-        if isinstance(event, BaseEvent):
+        if type(event) is dict:
+            wire = event
+        elif isinstance(event, BaseEvent):
             wire = to_wire(event)
         elif isinstance(event, Mapping):
             wire = event
@@ -245,6 +247,15 @@ class Session:
                 )
                 return
             expanded = self._expander.feed(wire)
+        if len(expanded) == 1:
+            # The usual case, inlined: one event, a handler for its type.
+            handler = _HANDLERS.get(wire.get("type"))  # type: ignore[arg-type]
+            if handler is not None:
+                try:
+                    handler(self, wire, index)
+                except (KeyError, TypeError, AttributeError) as exc:
+                    _malformed(wire, index, exc)
+                return
         for item in expanded:
             self._apply_one(item, index)
 
@@ -285,13 +296,7 @@ class Session:
         try:
             handler(self, event, index)
         except (KeyError, TypeError, AttributeError) as exc:
-            # Only malformed events get here; let the model say which field is wrong.
-            parse_event(event, index=index)
-            raise EventDecodeError(
-                f"{kind}: cannot be applied ({type(exc).__name__}: {exc})",
-                index=index,
-                event_type=str(kind),
-            ) from None
+            _malformed(event, index, exc)
 
     def _warn(self, index: int, kind: str, text: str) -> None:
         self.warnings.append(f"{kind} #{index}: {text}")
@@ -507,33 +512,8 @@ class Session:
     def _messages_snapshot(self, event: Mapping[str, Any], index: int) -> None:
         self._flush_all()
         incoming = [_without_null_subagent(m) for m in _json_copy(list(event["messages"]))]
-        by_id: dict[Any, dict[str, Any]] = {}
-        for m in incoming:
-            by_id[m.get("id")] = m  # a later duplicate wins, as with JS `new Map(...)`
         owned = _authoritative_activity_types(event)
-        has_activity = any(m.get("role") == "activity" for m in incoming)
-        has_reasoning = any(m.get("role") == "reasoning" for m in incoming)
-
-        def keep_client_only(m: dict[str, Any]) -> bool:
-            role = m.get("role")
-            if role == "activity":
-                if isinstance(owned, list):
-                    return m.get("activityType") not in owned
-                return owned is _ABSENT and not has_activity
-            return role == "reasoning" and not has_reasoning
-
-        kept = [
-            by_id.get(m.get("id"), m)
-            for m in self._store.as_list()
-            if m.get("id") in by_id or keep_client_only(m)
-        ]
-        present = {m.get("id") for m in kept}
-        # `present` is not updated in the loop, as in the reference: a snapshot that repeats a
-        # new id appends every copy.
-        for m in incoming:
-            if m.get("id") not in present:
-                kept.append(m)
-        self._store.rebuild(kept)
+        self._store.merge(incoming, ABSENT if owned is _ABSENT else owned)
 
     # reasoning
 
@@ -664,6 +644,16 @@ class Session:
 
 
 _ABSENT: Any = object()
+
+
+def _malformed(event: Mapping[str, Any], index: int, exc: Exception) -> NoReturn:
+    """Only malformed events get here; let the model say which field is wrong."""
+    parse_event(event, index=index)
+    raise EventDecodeError(
+        f"{event.get('type')}: cannot be applied ({type(exc).__name__}: {exc})",
+        index=index,
+        event_type=str(event.get("type")),
+    ) from None
 
 
 def _authoritative_activity_types(event: Mapping[str, Any]) -> Any:
