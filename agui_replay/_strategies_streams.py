@@ -1,0 +1,294 @@
+"""Random valid AG-UI event streams: :func:`event_streams` of :mod:`agui_replay.strategies`,
+which re-exports every public name. Importing this module imports ``hypothesis``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+from hypothesis import strategies as st
+
+from ._strategies_json import chunk_splits, json_documents, json_values, mutation_sequences
+from .errors import InvalidArgumentError
+from .events import to_wire
+from .state import StateManager
+
+__all__ = ["STREAM_ITEM_KINDS", "event_streams"]
+
+# -- event streams --------------------------------------------------------------------------
+
+STREAM_ITEM_KINDS: tuple[str, ...] = (
+    "text",
+    "tool",
+    "step",
+    "reasoning",
+    "custom",
+    "raw",
+    "activity",
+    "messages_snapshot",
+    "text_chunks",
+    "tool_chunks",
+    "reasoning_chunks",
+)
+"""What a run of :func:`event_streams` is made of."""
+
+_words = st.text(max_size=12)
+
+
+class _Ids:
+    """Run-id-derived ids, like the seeds' emitter: ``run-1-msg-3``, ``run-1-call-2``."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, what: str) -> str:
+        n = self.counts[what] = self.counts.get(what, 0) + 1
+        return f"{self.run_id}-{what}-{n}"
+
+
+Thread = tuple[list[dict[str, Any]], bool]  # (events in order, must stay contiguous)
+
+
+def _text_thread(draw: st.DrawFn, ids: _Ids, chunks: bool) -> Thread:
+    mid = ids("msg")
+    pieces = draw(chunk_splits(draw(_words), allow_empty=True, max_chunks=4))
+    if chunks:
+        first: dict[str, Any] = {"type": "TEXT_MESSAGE_CHUNK", "messageId": mid}
+        if draw(st.booleans()):
+            first["role"] = "assistant"
+        events = [first]
+        for i, piece in enumerate(pieces or [""]):
+            if i == 0:
+                first["delta"] = piece
+                continue
+            chunk = {"type": "TEXT_MESSAGE_CHUNK", "delta": piece}
+            if draw(st.booleans()):
+                chunk["messageId"] = mid  # repeating the id continues the same message
+            events.append(chunk)
+        return events, True
+    role = draw(st.sampled_from(["assistant", "assistant", "user", "system", "developer"]))
+    start = {"type": "TEXT_MESSAGE_START", "messageId": mid, "role": role}
+    content = [
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": piece} for piece in pieces
+    ]
+    return [start, *content, {"type": "TEXT_MESSAGE_END", "messageId": mid}], False
+
+
+def _encrypted_value(draw: st.DrawFn, subtype: str, entity: str) -> dict[str, Any]:
+    return {
+        "type": "REASONING_ENCRYPTED_VALUE",
+        "subtype": subtype,
+        "entityId": entity,
+        "encryptedValue": draw(st.text(alphabet="abcdef0123456789", min_size=1)),
+    }
+
+
+def _tool_thread(draw: st.DrawFn, ids: _Ids, parents: list[str], chunks: bool) -> Thread:
+    call_id = ids("call")
+    name = draw(st.sampled_from(["search", "get_weather", "write_file", "ask_user"]))
+    args = orjson.dumps(draw(json_documents(max_depth=2, max_leaves=4))).decode()
+    pieces = draw(chunk_splits(args, max_chunks=4))
+    parent = draw(st.sampled_from([None, *parents])) if parents else None
+    result: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        result.append(
+            {
+                "type": "TOOL_CALL_RESULT",
+                "messageId": ids("msg"),
+                "toolCallId": call_id,
+                "content": draw(_words),
+                "role": "tool",
+            }
+        )
+    if chunks:
+        first: dict[str, Any] = {
+            "type": "TOOL_CALL_CHUNK",
+            "toolCallId": call_id,
+            "toolCallName": name,
+            "delta": pieces[0] if pieces else "",
+        }
+        if parent is not None:
+            first["parentMessageId"] = parent
+        rest = [{"type": "TOOL_CALL_CHUNK", "delta": p} for p in pieces[1:]]
+        return [first, *rest, *result], True
+    start: dict[str, Any] = {"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": name}
+    if parent is not None:
+        start["parentMessageId"] = parent
+    events = [start]
+    if draw(st.booleans()):
+        events.append(_encrypted_value(draw, "tool-call", call_id))
+    events += [{"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": p} for p in pieces]
+    events.append({"type": "TOOL_CALL_END", "toolCallId": call_id})
+    return events + result, False
+
+
+def _reasoning_thread(draw: st.DrawFn, ids: _Ids, chunks: bool) -> Thread:
+    block = ids("msg")
+    # The same id may name the block and its message (PROTOCOL-NOTES §2, rule 8).
+    mid = block if draw(st.booleans()) else ids("msg")
+    pieces = draw(chunk_splits(draw(_words), max_chunks=3))
+    events: list[dict[str, Any]] = [{"type": "REASONING_START", "messageId": block}]
+    if chunks:
+        events.append({"type": "REASONING_MESSAGE_CHUNK", "messageId": mid, "delta": ""})
+        events += [{"type": "REASONING_MESSAGE_CHUNK", "delta": p} for p in pieces]
+    else:
+        events.append({"type": "REASONING_MESSAGE_START", "messageId": mid, "role": "reasoning"})
+        events += [
+            {"type": "REASONING_MESSAGE_CONTENT", "messageId": mid, "delta": p} for p in pieces
+        ]
+        events.append({"type": "REASONING_MESSAGE_END", "messageId": mid})
+        if draw(st.booleans()):
+            events.append(_encrypted_value(draw, "message", mid))
+    events.append({"type": "REASONING_END", "messageId": block})
+    return events, chunks
+
+
+def _state_thread(draw: st.DrawFn, max_steps: int) -> Thread:
+    manager = StateManager()
+    events: list[dict[str, Any]] = []
+    for doc in draw(
+        mutation_sequences(json_documents(max_depth=2, max_leaves=9), max_steps=max_steps)
+    ):
+        event = manager.publish(doc).to_event()
+        if event is not None:
+            events.append(to_wire(event))
+    return events, False
+
+
+def _run_end(
+    draw: st.DrawFn, ids: _Ids, thread_id: str, run_errors: bool, interrupts: bool
+) -> dict[str, Any]:
+    choices = ["success", "success", "plain"]
+    if interrupts:
+        choices.append("interrupt")
+    if run_errors:
+        choices.append("error")
+    how = draw(st.sampled_from(choices))
+    if how == "error":
+        return {"type": "RUN_ERROR", "message": "the agent failed", "code": "AGENT_ERROR"}
+    end: dict[str, Any] = {"type": "RUN_FINISHED", "threadId": thread_id, "runId": ids.run_id}
+    if how == "success":
+        end["outcome"] = {"type": "success"}
+        end["result"] = draw(json_values(max_depth=1, max_leaves=3))
+    elif how == "interrupt":
+        end["outcome"] = {
+            "type": "interrupt",
+            "interrupts": [
+                {"id": ids("interrupt"), "reason": "confirm"}
+                for _ in range(draw(st.integers(1, 2)))
+            ],
+        }
+    return end
+
+
+@st.composite
+def event_streams(
+    draw: st.DrawFn,
+    *,
+    max_runs: int = 3,
+    min_items: int = 0,
+    max_items: int = 8,
+    kinds: Sequence[str] | None = None,
+    chunks: bool = True,
+    state: bool = True,
+    interrupts: bool = True,
+    run_errors: bool = True,
+    thread_id: str = "thread-1",
+) -> list[dict[str, Any]]:
+    """Random VALID AG-UI streams (wire dicts), accepted by the verifier in both modes.
+
+    One to ``max_runs`` runs in one stream; in each, up to ``max_items`` text messages, tool
+    calls (with arguments, results, parents), steps, reasoning blocks, activity, CUSTOM / RAW
+    and MESSAGES_SNAPSHOT events, interleaved at random (a chunked message is sent
+    contiguously, as the chunk rules need), plus a STATE_SNAPSHOT / STATE_DELTA sequence from
+    a real :class:`~agui_replay.state.StateManager`. A run ends with RUN_FINISHED (success,
+    plain or interrupt outcome) or RUN_ERROR.
+
+    ``kinds`` picks the items a run is made of, from :data:`STREAM_ITEM_KINDS` (default: all;
+    ``chunks=False`` leaves out the ``*_chunks`` ones); every run has ``min_items`` to
+    ``max_items`` of them.
+    """
+    if kinds is None:
+        kinds = [k for k in STREAM_ITEM_KINDS if chunks or not k.endswith("_chunks")]
+    unknown = set(kinds) - set(STREAM_ITEM_KINDS)
+    if unknown or not kinds:
+        raise InvalidArgumentError(
+            f"event_streams(kinds=...) takes a non-empty selection of {STREAM_ITEM_KINDS}, "
+            f"got {sorted(unknown) or 'nothing'}"
+        )
+    stream: list[dict[str, Any]] = []
+    for run in range(draw(st.integers(1, max_runs))):
+        ids = _Ids(f"run-{run + 1}")
+        threads: list[Thread] = []
+        parents: list[str] = []
+        items = st.lists(st.sampled_from(list(kinds)), min_size=min_items, max_size=max_items)
+        for kind in draw(items):
+            if kind in ("text", "text_chunks"):
+                thread = _text_thread(draw, ids, kind == "text_chunks")
+                if kind == "text":
+                    parents.append(thread[0][0]["messageId"])
+            elif kind in ("tool", "tool_chunks"):
+                thread = _tool_thread(draw, ids, parents, kind == "tool_chunks")
+            elif kind in ("reasoning", "reasoning_chunks"):
+                thread = _reasoning_thread(draw, ids, kind == "reasoning_chunks")
+            elif kind == "step":
+                name = ids("step")
+                thread = (
+                    [
+                        {"type": "STEP_STARTED", "stepName": name},
+                        {"type": "STEP_FINISHED", "stepName": name},
+                    ],
+                    False,
+                )
+            elif kind == "custom":
+                value = draw(json_values(max_depth=1, max_leaves=3))
+                thread = ([{"type": "CUSTOM", "name": ids("custom"), "value": value}], False)
+            elif kind == "raw":
+                event = draw(json_values(max_depth=1, max_leaves=3))
+                thread = ([{"type": "RAW", "event": event, "source": "provider"}], False)
+            elif kind == "activity":
+                mid = ids("activity")
+                kind_name = draw(st.sampled_from(["progress", "plan"]))
+                thread = (
+                    [
+                        {
+                            "type": "ACTIVITY_SNAPSHOT",
+                            "messageId": mid,
+                            "activityType": kind_name,
+                            "content": {"done": 0},
+                        },
+                        {
+                            "type": "ACTIVITY_DELTA",
+                            "messageId": mid,
+                            "activityType": kind_name,
+                            "patch": [{"op": "replace", "path": "/done", "value": 1}],
+                        },
+                    ],
+                    False,
+                )
+            else:
+                user = {"id": ids("user"), "role": "user", "content": draw(_words)}
+                thread = ([{"type": "MESSAGES_SNAPSHOT", "messages": [user]}], False)
+            threads.append(thread)
+        if state and draw(st.booleans()):
+            threads.append(_state_thread(draw, max_steps=4))
+        slots = [
+            i
+            for i, (events, atomic) in enumerate(threads)
+            for _ in (events[:1] if atomic else events)
+        ]
+        order = draw(st.permutations(slots))
+        positions = [0] * len(threads)
+        stream.append({"type": "RUN_STARTED", "threadId": thread_id, "runId": ids.run_id})
+        for i in order:
+            events, atomic = threads[i]
+            if atomic:
+                stream.extend(events)
+            else:
+                stream.append(events[positions[i]])
+                positions[i] += 1
+        stream.append(_run_end(draw, ids, thread_id, run_errors, interrupts))
+    return stream
