@@ -52,21 +52,28 @@ map for those who want the original values.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from agui_replay.errors import InvalidArgumentError
 
+from ._idshapes import looks_random, replace_ids
 from .events import EventLike, WireEvent, to_wire
+from .normalizers import Replace, Rule, apply_rules, as_rules, blank, ignore, replace
 
 __all__ = [
     "ID_KINDS",
     "NormalizedStream",
+    "Normalizer",
+    "Rule",
     "TimestampMode",
+    "blank",
     "copy_json",
+    "ignore",
     "normalize_events",
     "normalize_stream",
+    "replace",
 ]
 
 ID_KINDS: tuple[str, ...] = ("msg", "call", "interrupt", "subagent")
@@ -125,10 +132,15 @@ def normalize_events(
     timestamps: TimestampMode = "remove",
     frozen_timestamp: int = 0,
     preserve: Collection[str] = (),
+    rules: Iterable[Rule] = (),
+    payload_ids: bool = True,
 ) -> list[WireEvent]:
     """Normalized copies of ``events`` (see the module docstring).
 
-    ``preserve`` lists ids never to rename (e.g. the ids of the input messages a test wrote).
+    ``preserve`` lists ids never to rename (e.g. the ids of the input messages a test wrote);
+    ``rules`` are user normalizers (:func:`replace`, :func:`ignore`, :func:`blank`, or any
+    callable ``event -> event``) applied after the built-in ones; ``payload_ids=False`` leaves
+    ids inside payloads (state, CUSTOM, RAW, ``rawEvent``...) as they are.
     """
     return normalize_stream(
         events,
@@ -137,6 +149,8 @@ def normalize_events(
         frozen_timestamp=frozen_timestamp,
         preserve=preserve,
         keep_raw=False,
+        rules=rules,
+        payload_ids=payload_ids,
     ).events
 
 
@@ -148,88 +162,279 @@ def normalize_stream(
     frozen_timestamp: int = 0,
     preserve: Collection[str] = (),
     keep_raw: bool = True,
+    rules: Iterable[Rule] = (),
+    payload_ids: bool = True,
 ) -> NormalizedStream:
     """Like :func:`normalize_events`, keeping the raw events and the id map."""
-    if timestamps not in ("remove", "freeze", "keep"):
-        raise InvalidArgumentError(
-            f"timestamps must be 'remove', 'freeze' or 'keep', not {timestamps!r}"
-        )
-    # One walk over the stream copies each event and notes where each id occurs; the renaming
-    # then works per distinct id (a stream of 1,000 deltas names a handful), and only ids
-    # whose name changes are written back. Order of first appearance, per event in _rewrite's
-    # reading order, is the order the ids are named in.
-    out: list[WireEvent] = []
+    normalizer = Normalizer(
+        timestamps=timestamps,
+        frozen_timestamp=frozen_timestamp,
+        rules=rules,
+        payload_ids=payload_ids,
+    )
     raw: list[WireEvent] = []
-    first: dict[tuple[str, str], str] = {}  # (kind, id) -> run id where first seen
-    places: dict[tuple[str, str], list[WireEvent]] = {}  # (field, id) -> top-level holders
-    nested: list[WireEvent] = []  # events with ids below the top level: rewritten whole
-    prefix = run_id or _DEFAULT_RUN
-    prefixes: set[str] = set()
-    remove, freeze = timestamps == "remove", timestamps == "freeze"
-    present_in = _TOP_KEYS.intersection
+    if keep_raw:
+        events = [copy_json(e) if isinstance(e, dict) else to_wire(e) for e in events]
+        raw = [copy_json(e) for e in events]
+    out = normalizer.events(events, run_id=run_id, preserve=preserve)
+    return NormalizedStream(events=out, raw=raw, id_map=normalizer.id_map)
 
-    def collect(kind: str, value: str) -> str:
-        if (kind, value) not in first:
-            first[(kind, value)] = prefix
+
+class Normalizer:
+    """Normalizes the runs of one cassette in order, with one id map for all of them.
+
+    Feed each run's input (:meth:`input`) and then its events (:meth:`events`), run after run:
+    an id that run 2 takes from run 1 (a tool call answered in the next run's input, a message
+    id in a MESSAGES_SNAPSHOT) gets the name it got in run 1, whether the input was built from
+    the raw events or from the normalized ones. Random ids found anywhere else in an event
+    (state, CUSTOM and RAW values, ``rawEvent``, tool results, interrupt metadata) become
+    ``<id-N>`` placeholders, numbered across the cassette in order of first appearance, with
+    a recognised prefix kept (``call_<id-2>``, ``lc_run--<id-3>``); an id the protocol fields
+    already named keeps that name there too. See :mod:`agui_replay._idshapes` for the shapes.
+    """
+
+    def __init__(
+        self,
+        *,
+        timestamps: TimestampMode = "remove",
+        frozen_timestamp: int = 0,
+        rules: Iterable[Rule] = (),
+        payload_ids: bool = True,
+    ) -> None:
+        if timestamps not in ("remove", "freeze", "keep"):
+            raise InvalidArgumentError(
+                f"timestamps must be 'remove', 'freeze' or 'keep', not {timestamps!r}"
+            )
+        self.timestamps: TimestampMode = timestamps
+        self.frozen_timestamp = frozen_timestamp
+        self.rules: tuple[Rule, ...] = as_rules(rules)
+        self.payload_ids = payload_ids
+        self._derived = _DerivedIds(set())
+        self._renamer = _Renamer(self._derived, frozenset())
+        self._generic: dict[str, str] = {}  # a random token -> its placeholder
+        self._generic_count = 0
+
+    @property
+    def id_map(self) -> dict[str, dict[str, str]]:
+        """Per kind, each original id renamed so far -> its new id (``"payload"``: the rest)."""
+        mapping = {kind: dict(names) for kind, names in self._renamer.id_map.items()}
+        if self._generic:
+            mapping["payload"] = dict(self._generic)
+        return mapping
+
+    # -- inputs ---------------------------------------------------------------------------
+
+    def input(self, wire_input: Mapping[str, Any]) -> dict[str, Any]:
+        """A normalized copy of a run's wire input (camelCase ``RunAgentInput``).
+
+        Ids the runs so far named keep their names; other random-looking ids get
+        placeholders; ids a test wrote by hand (``"user-1"``) stay and are kept in the events.
+        """
+        data: dict[str, Any] = copy_json(dict(wire_input))
+        messages = data.get("messages")
+        for message in messages if isinstance(messages, list) else ():
+            if not isinstance(message, dict):
+                continue
+            self._input_id(message, "id", "msg")
+            self._input_id(message, "toolCallId", "call")
+            calls = message.get("toolCalls")
+            for call in calls if isinstance(calls, list) else ():
+                if isinstance(call, dict):
+                    self._input_id(call, "id", "call")
+        resume = data.get("resume")
+        for entry in resume if isinstance(resume, list) else ():
+            if isinstance(entry, dict):
+                self._input_id(entry, "interruptId", "interrupt")
+        if self.payload_ids:
+            for key, value in data.items():
+                if key not in _RUN_KEYS:
+                    data[key] = self._payload(value)
+        for rule in self.rules:
+            if isinstance(rule, Replace):
+                data = rule.apply(data)
+        return data
+
+    def _input_id(self, holder: dict[str, Any], key: str, kind: str) -> None:
+        value = holder.get(key)
+        if not isinstance(value, str):
+            return
+        renamer = self._renamer
+        known = renamer.seen.get((kind, value))
+        if known is None:
+            known = renamer.by_value.get(value)
+        if known is not None:
+            holder[key] = known
+        elif self._derived.match(kind, value):
+            renamer.keep(kind, value)
+        elif looks_random(value):
+            holder[key] = self._placeholder(value, value)
+        else:
+            renamer.keep(kind, value)  # chosen by the test: the events keep it too
+
+    # -- events ---------------------------------------------------------------------------
+
+    def events(
+        self,
+        events: Iterable[EventLike],
+        *,
+        run_id: str | None = None,
+        preserve: Collection[str] = (),
+    ) -> list[WireEvent]:
+        """Normalized copies of one run's events (or of a whole stream of runs)."""
+        # One walk over the stream copies each event and notes where each id occurs; the
+        # renaming then works per distinct id (a stream of 1,000 deltas names a handful), and
+        # only ids whose name changes are written back. Order of first appearance, per event
+        # in _rewrite's reading order, is the order the ids are named in.
+        out: list[WireEvent] = []
+        first: dict[tuple[str, str], str] = {}  # (kind, id) -> run id where first seen
+        places: dict[tuple[str, str], list[WireEvent]] = {}  # (field, id) -> top-level holders
+        nested: list[WireEvent] = []  # events with ids below the top level: rewritten whole
+        prefix = run_id or _DEFAULT_RUN
+        prefixes: set[str] = set()
+        remove, freeze = self.timestamps == "remove", self.timestamps == "freeze"
+        frozen_timestamp = self.frozen_timestamp
+        present_in = _TOP_KEYS.intersection
+
+        def collect(kind: str, value: str) -> str:
+            if (kind, value) not in first:
+                first[(kind, value)] = prefix
+            return value
+
+        for source in events:
+            event = copy_json(source) if isinstance(source, dict) else to_wire(source)
+            out.append(event)
+            kind = event.get("type")
+            if run_id is None and kind == "RUN_STARTED":
+                found = event.get("runId")
+                prefix = found if isinstance(found, str) and found else _DEFAULT_RUN
+            prefixes.add(prefix)
+            if kind in _NESTED:
+                nested.append(event)
+                _rewrite(event, collect)
+            else:
+                present = present_in(event)
+                for key in present if len(present) < 2 else _in_order(present):
+                    value = event[key]
+                    if value.__class__ is str:
+                        holders = places.get((key, value))
+                        if holders is None:
+                            places[(key, value)] = [event]
+                            if (_TOP_KIND[key], value) not in first:
+                                first[(_TOP_KIND[key], value)] = prefix
+                        else:
+                            holders.append(event)
+            if remove:
+                event.pop("timestamp", None)
+            elif freeze and "timestamp" in event:
+                event["timestamp"] = frozen_timestamp
+
+        derived = self._derived
+        derived.add_prefixes(prefixes or {prefix})
+        for kind, value in first:
+            derived.note(kind, value)
+        renamer = self._renamer
+        for value in preserve:
+            for kind in ID_KINDS:
+                renamer.keep(kind, value)
+        names: dict[tuple[str, str], str] = {}
+        for ident, where in first.items():
+            renamer.prefix = where
+            names[ident] = renamer.rename(*ident)
+        for (key, value), holders in places.items():
+            new = names[(_TOP_KIND[key], value)]
+            if new != value:
+                for event in holders:
+                    event[key] = new
+        for event in nested:
+            _rewrite(event, lambda kind, value: names[(kind, value)])
+        if self.payload_ids:
+            for event in out:
+                self._event_payload(event)
+        if self.rules:
+            out = [apply_rules(self.rules, event, index) for index, event in enumerate(out)]
+        return out
+
+    def _event_payload(self, event: WireEvent) -> None:
+        streamed = event.get("type") in _STREAMED
+        for key, value in event.items():
+            if key in _NOT_PAYLOAD or (streamed and key == "delta"):
+                continue
+            if value.__class__ in _PLAIN:
+                continue
+            event[key] = self._payload(value)
+
+    def _payload(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self._string(value)
+        if isinstance(value, dict):
+            return {
+                (self._string(k) if isinstance(k, str) else k): self._payload(v)
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [self._payload(v) for v in value]
         return value
 
-    for source in events:
-        event = copy_json(source) if isinstance(source, dict) else to_wire(source)
-        out.append(event)
-        if keep_raw:
-            raw.append(copy_json(event))
-        kind = event.get("type")
-        if run_id is None and kind == "RUN_STARTED":
-            found = event.get("runId")
-            prefix = found if isinstance(found, str) and found else _DEFAULT_RUN
-        prefixes.add(prefix)
-        if kind in _NESTED:
-            nested.append(event)
-            _rewrite(event, collect)
-        else:
-            present = present_in(event)
-            for key in present if len(present) < 2 else _in_order(present):
-                value = event[key]
-                if value.__class__ is str:
-                    holders = places.get((key, value))
-                    if holders is None:
-                        places[(key, value)] = [event]
-                        if (_TOP_KIND[key], value) not in first:
-                            first[(_TOP_KIND[key], value)] = prefix
-                    else:
-                        holders.append(event)
-        if remove:
-            event.pop("timestamp", None)
-        elif freeze and "timestamp" in event:
-            event["timestamp"] = frozen_timestamp
+    def _string(self, value: str) -> str:
+        if value in self._renamer.names:
+            return value  # a protocol id this normalizer named (or kept) already
+        known = self._renamer.by_value.get(value)
+        if known is not None:
+            return known
+        return replace_ids(value, self._token)
 
-    derived = _DerivedIds(prefixes or {prefix})
-    for kind, value in first:
-        derived.note(kind, value)
-    renamer = _Renamer(derived, frozenset(preserve))
-    names: dict[tuple[str, str], str] = {}
-    for ident, where in first.items():
-        renamer.prefix = where
-        names[ident] = renamer.rename(*ident)
-    for (key, value), holders in places.items():
-        new = names[(_TOP_KIND[key], value)]
-        if new != value:
-            for event in holders:
-                event[key] = new
-    for event in nested:
-        _rewrite(event, lambda kind, value: names[(kind, value)])
-    return NormalizedStream(events=out, raw=raw, id_map=renamer.id_map)
+    def _token(self, token: str, part: str) -> str:
+        known = self._renamer.by_value.get(token)
+        if known is not None:
+            return known
+        return self._placeholder(token, part)
+
+    def _placeholder(self, token: str, part: str) -> str:
+        name = self._generic.get(token)
+        if name is None:
+            self._generic_count += 1
+            name = f"{token[: len(token) - len(part)]}<id-{self._generic_count}>"
+            self._generic[token] = name
+        return name
+
+
+_RUN_KEYS = frozenset({"threadId", "runId", "parentRunId"})
+_NOT_PAYLOAD = frozenset(
+    {"type", "timestamp", "threadId", "runId", "parentRunId", "role", "name", "toolCallName"}
+) | frozenset(("messageId", "parentMessageId", "toolCallId", "parentToolCallId"))
+_STREAMED = frozenset(
+    {
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_CHUNK",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_CHUNK",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_CHUNK",
+    }
+)
+_PLAIN = frozenset({int, float, bool, type(None)})
 
 
 class _DerivedIds:
     """Ids already of the form ``{run}-{kind}-{n}``, and the numbers they hold."""
 
     def __init__(self, prefixes: Collection[str]) -> None:
-        alternatives = "|".join(re.escape(p) for p in sorted(prefixes, key=len, reverse=True))
-        self.pattern = re.compile(rf"({alternatives})-({'|'.join(ID_KINDS)})-([1-9][0-9]*)")
+        self.prefixes: set[str] = set()
+        self.pattern = re.compile(r"(?!)")
         self.taken: dict[tuple[str, str], set[int]] = {}
         # An id recurs in many events (every delta names its message): parse it once.
         self._parsed: dict[str, tuple[str, str, int] | None] = {}
+        self.add_prefixes(prefixes)
+
+    def add_prefixes(self, prefixes: Collection[str]) -> None:
+        """Run ids whose derived ids (``{run}-{kind}-{n}``) are recognised from now on."""
+        if not prefixes or self.prefixes.issuperset(prefixes):
+            return
+        self.prefixes.update(prefixes)
+        ordered = sorted(self.prefixes, key=len, reverse=True)
+        alternatives = "|".join(re.escape(p) for p in ordered)
+        self.pattern = re.compile(rf"({alternatives})-({'|'.join(ID_KINDS)})-([1-9][0-9]*)")
+        self._parsed = {}
 
     def parse(self, value: str) -> tuple[str, str, int] | None:
         try:
@@ -259,6 +464,15 @@ class _Renamer:
         self.id_map: dict[str, dict[str, str]] = {}
         self.counters: dict[tuple[str, str], int] = {}
         self.seen: dict[tuple[str, str], str] = {}  # (kind, id) -> its final name
+        self.by_value: dict[str, str] = {}  # id -> its final name, whatever its kind
+        self.names: set[str] = set()  # every final name handed out (or kept)
+
+    def keep(self, kind: str, value: str) -> None:
+        """Let ``value`` keep its name as a ``kind`` id (unless it was renamed before)."""
+        if (kind, value) not in self.seen:
+            self.seen[(kind, value)] = value
+            self.by_value.setdefault(value, value)
+            self.names.add(value)
 
     def rename(self, kind: str, value: str) -> str:
         known = self.seen.get((kind, value))
@@ -266,6 +480,8 @@ class _Renamer:
             return known
         if value in self.preserve or self.derived.match(kind, value):
             self.seen[(kind, value)] = value
+            self.by_value.setdefault(value, value)
+            self.names.add(value)
             return value
         mapping = self.id_map.setdefault(kind, {})
         key = (self.prefix, kind)
@@ -277,6 +493,8 @@ class _Renamer:
         new = f"{self.prefix}-{kind}-{n}"
         mapping[value] = new
         self.seen[(kind, value)] = new
+        self.by_value.setdefault(value, new)
+        self.names.add(new)
         return new
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import json
 import os
 import threading
@@ -88,6 +89,7 @@ class _Pending:
     first_interaction: int = 0
     violations_before: int = 0
     normalized_input: dict[str, Any] | None = None
+    live_before: Normalizer | None = None  # the live normalizer before this run's input
 
 
 def _canonical(value: Any) -> bytes:
@@ -408,6 +410,8 @@ class CassetteSession:
         pending = _Pending(index, self._replays(index), run_input, _wire_input(run_input))
         pending.violations_before = len(self.guard.violations)
         scrubbed = scrub(pending.wire_input, secrets=self.secrets)
+        if self.normalize and pending.replay:
+            pending.live_before = copy.deepcopy(self._live_ids)
         pending.normalized_input = self._live_ids.input(scrubbed) if self.normalize else scrubbed
         if pending.replay:
             pending.recorded = self._recorded_run(index)
@@ -465,6 +469,12 @@ class CassetteSession:
         now = pending.normalized_input
         if _canonical(now) == _canonical(recorded):
             return
+        if pending.live_before is not None:
+            # A cassette written before inputs were stored normalized holds the raw ids of
+            # the recorded run: read them with the names the replayed run gave them.
+            raw_read = pending.live_before.input(pending.recorded.input)
+            if _canonical(now) == _canonical(raw_read):
+                return
         diffs = json_diff(recorded, now)
         shown = "\n".join(
             f"  {p or '/'}: recorded {_short(a)} != now {_short(b)}" for p, a, b in diffs
