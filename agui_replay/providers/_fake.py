@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -110,9 +111,15 @@ class FakeProvider:
         allow_unused_turns: bool = False,
         match: MatchMode = "order",
         ignore_fields: Iterable[str] = (),
+        ids: Literal["stable", "random"] = "stable",
     ) -> None:
         if match not in ("order", "unordered", "none"):
             raise ProviderError(f"match must be 'order', 'unordered' or 'none', got {match!r}")
+        if ids not in ("stable", "random"):
+            raise ProviderError(f"ids must be 'stable' or 'random', got {ids!r}")
+        self.ids = ids
+        """``"stable"``: ids and ``created`` follow ``seed``; ``"random"``: drawn anew for
+        every response (``chatcmpl-``, ``call_``, ``toolu_``, ``msg_``...), like a real provider."""
         self.seed = seed
         self.created = created
         self.chunk_delay = chunk_delay
@@ -126,6 +133,14 @@ class FakeProvider:
         self.errors: list[ProviderError] = []
         self._lock = threading.Lock()
         self._servers: list[LoopbackServer] = []
+
+    def _turn_context(self, position: int, request: ProviderRequest) -> TurnContext:
+        if self.ids == "random":
+            # os.urandom, not uuid: the uuid generators are deterministic during a run.
+            salt = os.urandom(12).hex()
+            stamp = self.created + int.from_bytes(os.urandom(3), "big")
+            return TurnContext(f"{self.seed}:{salt}", position, stamp, request)
+        return TurnContext(self.seed, position, self.created + position, request)
 
     # --- scripting ----------------------------------------------------------------------------
 
@@ -432,7 +447,7 @@ class FakeProvider:
         if lazy.first is None:
             # the generator ended before any delta: nothing left to stream lazily
             return self._encode(request, done, [], position)
-        ctx = TurnContext(self.seed, position, self.created + position, request)
+        ctx = self._turn_context(position, request)
         delay = turn.delay if turn.delay is not None else self.chunk_delay
         enc = stream_encoder(
             request.api, ctx, done, delay, first=lazy.first, start_usage=lazy.usage
@@ -613,7 +628,7 @@ class FakeProvider:
     ) -> Plan:
         if request.api is None:
             return self._fail(request, ProviderError(f"unknown endpoint {request.path}"), 404)
-        ctx = TurnContext(self.seed, position, self.created + position, request)
+        ctx = self._turn_context(position, request)
         delay = turn.delay if turn.delay is not None else self.chunk_delay
         try:
             return encode_turn(request.api, ctx, turn, deltas, delay)
