@@ -122,9 +122,11 @@ def __getattr__(name: str) -> Any:
     home = _HOME.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
+    # Not cached in this module's globals: the name is read from the submodule each time (a
+    # dict look-up in sys.modules), so a submodule imported again (pytester drops the modules
+    # a test run imported first) never leaves this package handing out its old classes beside
+    # the new ones.
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
 
 
 def __dir__() -> list[str]:

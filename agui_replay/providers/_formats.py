@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agui_replay.providers import _wire
 from agui_replay.providers._gemini import (
     GEMINI,
     gemini_error_plan,
@@ -17,6 +16,9 @@ from agui_replay.providers._gemini import (
 )
 from agui_replay.providers._script import Api, Delta, ScriptTurn, Usage
 from agui_replay.providers._wire import Plan, StreamEncoder, TurnContext
+from agui_replay.providers._wire import encode_turn as _encode_turn
+from agui_replay.providers._wire import error_plan as _error_plan
+from agui_replay.providers._wire import stream_encoder as _stream_encoder
 
 __all__ = ["encode_turn", "error_plan", "stream_encoder"]
 
@@ -32,7 +34,7 @@ def error_plan(
     """An error response in the provider's own error shape (OpenAI's when ``api`` is None)."""
     if api == GEMINI:
         return gemini_error_plan(status, message, error_type=error_type, headers=headers)
-    return _wire.error_plan(api, status, message, error_type=error_type, headers=headers)
+    return _error_plan(api, status, message, error_type=error_type, headers=headers)
 
 
 def encode_turn(
@@ -40,7 +42,7 @@ def encode_turn(
 ) -> Plan:
     """The response for ``turn`` to ``ctx.request`` in the wire format of ``api``."""
     if api != GEMINI:
-        return _wire.encode_turn(api, ctx, turn, deltas, delay)
+        return _encode_turn(api, ctx, turn, deltas, delay)
     if turn.status >= 400:
         hdrs = list(turn.headers.items())
         msg = turn.error_message or f"scripted error {turn.status}"
@@ -62,4 +64,4 @@ def stream_encoder(
     """A streamed encoder for a turn whose deltas are not known yet (the first one is)."""
     if api == GEMINI:
         return gemini_stream(ctx, turn, delay)
-    return _wire.stream_encoder(api, ctx, turn, delay, first=first, start_usage=start_usage)
+    return _stream_encoder(api, ctx, turn, delay, first=first, start_usage=start_usage)

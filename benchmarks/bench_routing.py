@@ -1,0 +1,240 @@
+"""The routes from an agent's SDK to the replayer, against vcrpy replaying the same responses.
+
+Run:  .venv/bin/python benchmarks/bench_routing.py [--tests 200] [--chunks 50 2000] [--rounds 3]
+
+For each chunk count, one pytest project with ``--tests`` replayed tests per arm, every test
+running the same OpenAI streaming agent (the real ``openai`` SDK, ``stream=True``, one AG-UI
+delta per chunk) and checking its events. Arms, each a whole ``pytest`` process (start-up
+included), interleaved round by round; medians; ratios to the vcrpy arm of the same round set:
+
+* ``vcrpy``: vcrpy 9 replays the recorded response (``record_mode="none"``, matched on method
+  and path) to a client built in the test; the events are checked by count (no cassette of
+  events, no comparison: vcrpy has none);
+* ``zero-config, module client``: ``openai.OpenAI(api_key=...)`` with no ``base_url``, built
+  once at import time, replayed by the ``agui`` fixture (routed in process);
+* ``zero-config, client per test``: the same client built in each test (the SDK builds its
+  default ``httpx2.Client``, an SSL context, every time, as in the vcrpy arm);
+* ``agui.provider.transport()``: a client built per test on the in-process transport (no SSL
+  context);
+* ``agui.provider.base_url``: a client built per test at the loopback server's URL; during a
+  run an httpx / httpx2 client's requests to it are answered in process;
+* ``base_url over the socket``: the same with ``@pytest.mark.agui(intercept=False)``: every
+  chunk crosses a real loopback socket (what a non-httpx client or another language gets).
+
+The ``agui`` arms also compare every event with the cassette. One cassette (and one vcrpy
+cassette) is recorded and copied to every test, so the arms replay identical bytes.
+A script, not a test: nothing here passes or fails on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+CONFTEST = textwrap.dedent(
+    """
+    import os
+    from pathlib import Path
+
+    import pytest
+
+    from agui_replay.providers import FakeProvider
+
+    CHUNKS = int(os.environ["BENCH_CHUNKS"])
+    ROOT = Path(__file__).parent
+
+
+    @pytest.fixture
+    def agui_upstream():
+        fake = FakeProvider(function=lambda request: (f"w{i} " for i in range(CHUNKS)))
+        with fake.serve() as server:
+            yield server
+
+
+    @pytest.fixture
+    def agui_cassette_path(request):
+        return ROOT / "cassettes" / f"c{request.node.callspec.params['i']}.json"
+
+
+    def stream_agent(client):
+        def agent(ctx):
+            stream = client.chat.completions.create(
+                model="gpt-4o", messages=[{"role": "user", "content": "count"}], stream=True
+            )
+            with ctx.assistant_message() as message:
+                for chunk in stream:
+                    if chunk.choices and chunk.choices[0].delta.content:
+                        message.delta(chunk.choices[0].delta.content)
+
+        return agent
+    """
+)
+
+HEAD = textwrap.dedent(
+    """
+    import os
+    import httpx2, openai, pytest
+    from conftest import CHUNKS, ROOT, stream_agent
+
+    N = int(os.environ["BENCH_TESTS"])
+    KEY = "sk-bench"
+    """
+)
+
+ARMS = {
+    "vcrpy": """
+    import vcr
+    from agui_replay.server import run_agent_sync, run_input
+
+    @pytest.mark.parametrize("i", range(N))
+    def test_arm(i):
+        client = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key=KEY, max_retries=0)
+        with vcr.use_cassette(
+            str(ROOT / "vcr" / f"c{i}.yaml"), record_mode="none", match_on=["method", "path"]
+        ):
+            events = run_agent_sync(stream_agent(client), run_input("thread", "run-1"))
+        assert len(events) == CHUNKS + 4
+    """,
+    "zero-config, module client": """
+    CLIENT = openai.OpenAI(api_key=KEY, max_retries=0)
+
+    @pytest.mark.parametrize("i", range(N))
+    def test_arm(agui, i):
+        assert len(agui.run(stream_agent(CLIENT), "count")) == CHUNKS + 4
+    """,
+    "zero-config, client per test": """
+    @pytest.mark.parametrize("i", range(N))
+    def test_arm(agui, i):
+        client = openai.OpenAI(api_key=KEY, max_retries=0)
+        assert len(agui.run(stream_agent(client), "count")) == CHUNKS + 4
+    """,
+    "agui.provider.transport()": """
+    @pytest.mark.parametrize("i", range(N))
+    def test_arm(agui, i):
+        client = openai.OpenAI(
+            base_url="http://replay.invalid/v1", api_key=KEY, max_retries=0,
+            http_client=httpx2.Client(transport=agui.provider.transport()),
+        )
+        assert len(agui.run(stream_agent(client), "count")) == CHUNKS + 4
+    """,
+    "agui.provider.base_url": """
+    @pytest.mark.parametrize("i", range(N))
+    def test_arm(agui, i):
+        client = openai.OpenAI(base_url=agui.provider.base_url, api_key=KEY, max_retries=0)
+        assert len(agui.run(stream_agent(client), "count")) == CHUNKS + 4
+    """,
+    "base_url over the socket": """
+    @pytest.mark.agui(intercept=False)
+    @pytest.mark.parametrize("i", range(N))
+    def test_arm(agui, i):
+        client = openai.OpenAI(base_url=agui.provider.base_url, api_key=KEY, max_retries=0)
+        assert len(agui.run(stream_agent(client), "count")) == CHUNKS + 4
+    """,
+}
+
+RECORD_VCR = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    import openai, vcr
+    from agui_replay.providers import FakeProvider
+    from agui_replay.server import run_agent_sync, run_input
+    from conftest import stream_agent
+
+    chunks, target = int(sys.argv[1]), Path(sys.argv[2])
+    fake = FakeProvider(function=lambda request: (f"w{i} " for i in range(chunks)))
+    with fake.serve() as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="sk-bench", max_retries=0)
+        with vcr.use_cassette(str(target), record_mode="all", match_on=["method", "path"]):
+            run_agent_sync(stream_agent(client), run_input("thread", "run-1"))
+    """
+)
+
+
+def run(folder: Path, env: dict[str, str], *args: str) -> float:
+    start = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    took = time.perf_counter() - start
+    if result.returncode != 0:
+        raise SystemExit(f"pytest {' '.join(args)} failed:\n{result.stdout[-3000:]}")
+    return took
+
+
+def project(folder: Path, tests: int, chunks: int) -> tuple[dict[str, str], dict[str, str]]:
+    import os
+
+    env = {**os.environ, "BENCH_CHUNKS": str(chunks), "BENCH_TESTS": str(tests)}
+    (folder / "conftest.py").write_text(CONFTEST)
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    files = {}
+    for n, (arm, body) in enumerate(ARMS.items()):
+        name = f"test_arm{n}.py"
+        (folder / name).write_text(HEAD + textwrap.dedent(body))
+        files[arm] = name
+    # one recording of each kind, copied to every test
+    run(folder, env, files["agui.provider.transport()"], "-k", "test_arm[0]", "--agui-record")
+    (folder / "record_vcr.py").write_text(RECORD_VCR)
+    (folder / "vcr").mkdir()
+    subprocess.run(
+        [sys.executable, "record_vcr.py", str(chunks), "vcr/c0.yaml"],
+        cwd=folder,
+        env=env,
+        check=True,
+    )
+    for i in range(1, tests):
+        shutil.copy(folder / "cassettes" / "c0.json", folder / "cassettes" / f"c{i}.json")
+        shutil.copy(folder / "vcr" / "c0.yaml", folder / "vcr" / f"c{i}.yaml")
+    return env, files
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tests", type=int, default=200)
+    parser.add_argument("--chunks", type=int, nargs="+", default=[50, 2000])
+    parser.add_argument("--rounds", type=int, default=3)
+    options = parser.parse_args()
+    for chunks in options.chunks:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            env, files = project(folder, options.tests, chunks)
+            times: dict[str, list[float]] = {arm: [] for arm in files}
+            for _ in range(options.rounds):
+                for arm, name in files.items():
+                    times[arm].append(run(folder, env, name))
+            medians = {arm: statistics.median(t) for arm, t in times.items()}
+            vcr_time = medians["vcrpy"]
+            print(
+                f"\n{options.tests} replayed tests, {chunks} chunks each; whole pytest process, "
+                f"median of {options.rounds} interleaved rounds"
+            )
+            print(f"  {'arm':32} {'wall':>8} {'a test':>9} {'x vcrpy':>8}")
+            for arm, took in medians.items():
+                per_test = took / options.tests * 1000
+                print(f"  {arm:32} {took:7.2f}s {per_test:7.1f}ms {took / vcr_time:7.3f}x")
+            inproc = medians["agui.provider.transport()"]
+            same_client = medians["zero-config, client per test"]
+            print(
+                f"  base_url / transport(): {medians['agui.provider.base_url'] / inproc:.3f}x;"
+                f" base_url / zero-config per test (same client set-up): "
+                f"{medians['agui.provider.base_url'] / same_client:.3f}x;"
+                f" socket / zero-config per test: "
+                f"{medians['base_url over the socket'] / same_client:.3f}x"
+            )
+
+
+if __name__ == "__main__":
+    main()
