@@ -48,6 +48,8 @@ def _echo(prefix: str) -> Any:
 def upstreams() -> Iterator[dict[str, LoopbackServer]]:
     fakes = {name: FakeProvider(function=_echo(name)) for name in ("one", "two")}
     servers = {name: fake.serve() for name, fake in fakes.items()}
+    for name, server in servers.items():
+        server.fake = fakes[name]  # type: ignore[attr-defined]  (what each upstream received)
     try:
         yield servers
     finally:
@@ -318,6 +320,9 @@ def test_agui_upstream_fixture_may_map_providers_and_hosts_route_more(
         "test_hosts/test_gateway_from_ini.json": ["gateway"],
         "test_hosts/test_host_from_marker.json": ["vllm"],
     }
+    # each upstream got the path its client sent (both base URLs end in /v1)
+    for server in upstreams.values():
+        assert [r.path for r in server.fake.requests] == ["/v1/chat/completions"]  # type: ignore[attr-defined]
 
 
 def test_a_request_to_an_unknown_host_fails_the_replay(

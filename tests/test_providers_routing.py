@@ -310,3 +310,26 @@ def test_intercept_false_leaves_clients_alone(tmp_path: Path) -> None:
         pytest.raises(NetworkBlockedError, match=r"'api\.openai\.com'"),
     ):
         session.run(_chat_agent(client), "hi")
+
+
+@pytest.mark.parametrize(
+    ("client_path", "upstream", "sent", "forwarded"),
+    [
+        ("/v1", "http://u/v1", "/v1/chat/completions", "/v1/chat/completions"),
+        ("/v1", "http://u/openai/v1", "/v1/chat/completions", "/openai/v1/chat/completions"),
+        ("", "http://u", "/v1/messages", "/v1/messages"),
+        ("", "http://u/anthropic", "/v1/messages", "/anthropic/v1/messages"),
+        ("", "http://u/v1", "/v1/chat/completions", "/v1/chat/completions"),  # unknown base
+    ],
+)
+def test_the_recorder_sends_each_path_under_its_upstreams_base(
+    client_path: str, upstream: str, sent: str, forwarded: str
+) -> None:
+    from agui_replay.providers import Recorder
+
+    recorder = Recorder()
+    app = recorder.app(upstream, provider="p", client_base_path=client_path)
+    try:
+        assert app.upstream_path(sent) == forwarded
+    finally:
+        recorder.close()

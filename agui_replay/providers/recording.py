@@ -392,6 +392,8 @@ class ProxyApp:
         client, upstream = self.rebase
         if client == upstream:
             return path
+        if not client and upstream and (path == upstream or path.startswith(upstream + "/")):
+            return path  # a client of an unknown base path that already uses the upstream's
         if client and (path == client or path.startswith((client + "/", client + "?"))):
             path = path[len(client) :]
         return upstream + path
