@@ -18,20 +18,25 @@ Unchanged()
 
 from __future__ import annotations
 
+import gc
+import json
 from typing import Any, TypeAlias, TypeVar, cast
 
+import orjson
 from ag_ui.core import StateDeltaEvent, StateSnapshotEvent
 from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from .errors import PatchError, StateDecodeError
-from .patch._diff import _diff_checked
+from .patch._diff import _publish_diff
 from .patch._json import (
+    MAX_DEPTH,
     JSONValue,
     Operation,
     _clone,
-    _clone_checked,
+    _copy,
     _dumps,
+    _encode,
     _Invalid,
     _value_error,
     json_equal,
@@ -62,14 +67,40 @@ def _json_eq_or_false(a: Any, b: Any) -> bool:
         return False
 
 
+_MISSING: Any = object()
+
+
 class Snapshot:
     """Send the whole state: a ``STATE_SNAPSHOT`` carrying :attr:`value`."""
 
-    __slots__ = ("value",)
+    __slots__ = ("_json", "_value")
     __match_args__ = ("value",)
 
     def __init__(self, value: JSONValue) -> None:
-        self.value = value
+        self._value = value
+        self._json: bytes | None = None
+
+    @classmethod
+    def _encoded(cls, encoded: bytes, *, loadable: bool) -> Snapshot:
+        """A snapshot of the JSON ``encoded``: its value is decoded when first read (publish
+        has the bytes already; decoding them is the costly half of a snapshot)."""
+        if not loadable:  # integers beyond 64 bits: orjson would read them as floats
+            return cls(json.loads(encoded))
+        snapshot = cls(_MISSING)
+        snapshot._json = encoded
+        return snapshot
+
+    @property
+    def value(self) -> JSONValue:
+        """The whole state, an independent copy (changing it changes nothing else)."""
+        if self._value is _MISSING:
+            self._value = orjson.loads(cast(bytes, self._json))
+            self._json = None
+        return self._value
+
+    @value.setter
+    def value(self, value: JSONValue) -> None:
+        self._value, self._json = value, None
 
     def to_event(self) -> StateSnapshotEvent:
         """The ``STATE_SNAPSHOT`` event (an ``ag_ui.core`` model)."""
@@ -134,8 +165,6 @@ class Unchanged:
 StatePublish: TypeAlias = Snapshot | Delta | Unchanged
 """What :meth:`StateManager.publish` decided: one of the three variants."""
 
-_MISSING: Any = object()
-
 
 class StateManager:
     """Chooses snapshot or delta for each published state, against the last one sent.
@@ -178,32 +207,54 @@ class StateManager:
         ``value`` is a JSON value, a pydantic model or a dataclass (see :func:`encode_state`).
         Raises :class:`PatchError` for NaN/infinity, non-string keys, objects that are not JSON
         or nesting deeper than ``MAX_DEPTH``; the baseline is then left as it was.
+
+        The cyclic garbage collector is paused during the call: a publish allocates many
+        short-lived containers (and a snapshot a whole new baseline), and collections
+        triggered by them would scan the whole heap, growing faster than the state does.
         """
         state = encode_state(value)
+        collecting = gc.isenabled()
+        if collecting:
+            gc.disable()
         try:
-            encoded = _dumps(state, sort=False)
+            return self._publish(state)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _publish(self, state: Any) -> StatePublish:
+        try:
+            encoded, loadable = _encode(state)
             if self._baseline is _MISSING:
-                return self._snapshot_fresh(state)
+                return self._snapshot(state, encoded, loadable)
             # Equal bytes mean equal JSON unless NaN hides behind a null; the baseline never
             # holds NaN, so Python == (which is False for NaN) settles it.
             if encoded == self._bytes and state == self._baseline:
                 return Unchanged()
-            ops, patched, patched_bytes = _diff_checked(
-                self._baseline, state, b_bytes=encoded, a_plain=True
-            )
+            # The baseline is private, so the patch is applied to it in place; the walk stops
+            # as soon as the patch cannot be shorter than the new state.
+            result = _publish_diff(self._baseline, state, encoded)
+            if result is None:
+                return self._snapshot(state, encoded, loadable)
         except _Invalid as exc:
             raise _value_error(exc, "the published state") from None
+        ops, patched, patched_bytes = result
+        self._baseline, self._bytes = patched, patched_bytes
         if not ops:
             return Unchanged()  # the same JSON, keys in another order
-        self._baseline, self._bytes = patched, patched_bytes
         if len(_dumps(ops, sort=False)) < len(encoded):
             return Delta(ops)
-        return Snapshot(_clone(patched))
+        return Snapshot._encoded(patched_bytes, loadable=loadable)
 
-    def _snapshot_fresh(self, state: Any) -> Snapshot:
-        baseline = _clone_checked(state)
-        self._baseline, self._bytes = baseline, _dumps(baseline, sort=False)
-        return Snapshot(_clone(baseline))
+    def _snapshot(self, state: Any, encoded: bytes, loadable: bool) -> Snapshot:
+        """A snapshot of ``state``; the new baseline is read back from ``encoded``."""
+        baseline = orjson.loads(encoded) if loadable else _MISSING
+        # Python == catches what orjson wrote but is not JSON (NaN as null, UUIDs, enums) and
+        # tuples; the walker then names the place, or makes the plain copy.
+        if baseline is _MISSING or baseline != state:
+            baseline = _copy(state, MAX_DEPTH)  # the same JSON as ``encoded``
+        self._baseline, self._bytes = baseline, encoded
+        return Snapshot._encoded(encoded, loadable=loadable)
 
 
 # --- input and output state -----------------------------------------------------------------

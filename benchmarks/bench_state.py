@@ -1,16 +1,26 @@
-"""StateManager.publish and apply_patch on a ~1 MB state, as ratios to orjson.dumps.
+"""StateManager.publish and patch.diff across sizes and change shapes, and the client Session
+on long STATE_DELTA streams; every figure is a ratio to orjson.dumps measured in the same run.
 
-Run: ``python benchmarks/bench_state.py`` (``--rounds N`` for more samples).
+Run: ``python benchmarks/bench_state.py`` (``--rounds N`` for more samples, ``--quick`` for a
+smoke run on small sizes, ``--no-stream`` / ``--no-table`` to skip a part).
 
-Each round times ``orjson.dumps`` of the same state right before the measured call, so the ratio
-is taken under the same machine load; the table shows medians over the rounds. Targets (issue 2):
-publish of a one-field change <= 5x orjson.dumps, apply of a one-op delta <= 1x.
+The table: states of 10 KB to 10 MB (``make_state``: small objects in a list). Each round
+changes the state the way the row says, then times ``orjson.dumps`` of the new state and the
+measured call back to back, so the ratio is taken under the same machine load; a cell is the
+median ratio over the rounds. Goals (issue 15): publish <= 5x for one field, 1% and a new
+document (the snapshot outcome), <= 20x when every object changed. ``jsonpatch.make_patch``
+of the same change is beside it (it compares with ``==``, so it is not type-strict).
+
+The stream: a ``Session`` fed a STATE_SNAPSHOT and then N STATE_DELTAs, either appending to a
+list (``add /log/-``) or replacing one scalar; the growth exponent from the smallest to the
+largest N is ``log(t_large / t_small) / log(N_large / N_small)`` (1.0 is linear). Goal: <= 1.1.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import math
 import statistics
 import time
 from collections.abc import Callable
@@ -19,114 +29,217 @@ from typing import Any
 import jsonpatch
 import orjson
 
-from agui_replay.patch import apply_patch, diff
-from agui_replay.state import Delta, StateManager
+from agui_replay.client import Session
+from agui_replay.patch import diff
+from agui_replay.state import Delta, Snapshot, StateManager
 
 
-def make_state(items: int = 10_000) -> dict[str, Any]:
+def make_state(items: int = 10_000, salt: int = 0) -> dict[str, Any]:
     return {
-        "meta": {"title": "board", "version": 1, "owner": "bench"},
+        "meta": {"title": "board", "version": 1 + salt, "owner": "bench"},
         "items": [
             {
-                "id": i,
-                "name": f"item {i}",
-                "done": i % 3 == 0,
-                "score": i * 1.5,
-                "tags": ["alpha", "beta"],
-                "note": "lorem ipsum dolor sit amet",
+                "id": i + salt * items,
+                "name": f"item {i} v{salt}",
+                "done": (i + salt) % 3 == 0,
+                "score": i * 1.5 + salt,
+                "tags": ["alpha", "beta"] if salt % 2 == 0 else ["gamma", "delta"],
+                "note": "lorem ipsum dolor sit amet" if salt % 2 == 0 else "consectetur elit",
             }
             for i in range(items)
         ],
     }
 
 
-def timed(call: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    call()
-    return time.perf_counter() - start
+def timed(call: Callable[..., object], *args: Any) -> float:
+    """CPU seconds of one call (process time: other processes on the machine do not count)."""
+    start = time.process_time()
+    call(*args)
+    return time.process_time() - start
 
 
-def measure(
-    state: Any, rounds: int, prepare: Callable[[int], Callable[[], object]]
-) -> tuple[float, float]:
-    """Median time of the call that ``prepare(round)`` returns, and its median ratio to dumps."""
-    times, ratios = [], []
+# --------------------------------------------------------------------------------- the table
+
+
+def one_field(state: dict[str, Any], number: int) -> None:
+    items = state["items"]
+    items[len(items) // 2]["name"] = f"renamed {number}"
+
+
+def one_percent(state: dict[str, Any], number: int) -> None:
+    items = state["items"]
+    for k in range(max(1, len(items) // 100)):
+        i = (number * 7 + k * 100) % len(items)
+        items[i]["score"] = number * 1000 + i + 0.25
+
+
+def every_object(state: dict[str, Any], number: int) -> None:
+    for item in state["items"]:
+        item["done"] = number % 2 == 0
+
+
+SHAPES: dict[str, tuple[Callable[[dict[str, Any], int], None], type, float]] = {
+    "one field": (one_field, Delta, 5.0),
+    "1% of the objects": (one_percent, Delta, 5.0),
+    "every object": (every_object, Delta, 20.0),
+}
+
+
+def publish_cell(items: int, shape: str, rounds: int) -> tuple[float, float]:
+    """Median ratios (publish, jsonpatch.make_patch) to orjson.dumps for one shape and size."""
+    states = StateManager()
+    if shape == "a new document":
+        docs = [make_state(items, salt) for salt in range(2)]
+        states.publish(docs[1])
+        mutate = None
+    else:
+        state = make_state(items)
+        states.publish(state)
+        mutate, expected, _ = SHAPES[shape]
+        mutate(state, -1)
+        states.publish(state)
+    ours, theirs = [], []
+    old: dict[str, Any] | None
     for number in range(rounds):
-        call = prepare(number)
-        base = timed(lambda: orjson.dumps(state))
-        spent = timed(call)
-        times.append(spent)
-        ratios.append(spent / base)
-    return statistics.median(times), statistics.median(ratios)
+        if mutate is None:
+            new = docs[number % 2]
+            old = docs[(number + 1) % 2]
+            kind: type = Snapshot
+        else:
+            old = copy.deepcopy(state) if number < (3 if items < 10_000 else 1) else None
+            mutate(state, number)
+            new, kind = state, expected
+        base = timed(orjson.dumps, new)
+        start = time.process_time()
+        result = states.publish(new)
+        ours.append((time.process_time() - start) / base)
+        assert type(result) is kind, (shape, result)
+        if old is not None and number < (3 if items < 10_000 else 1):  # jsonpatch is slow
+            base = timed(orjson.dumps, new)
+            theirs.append(timed(jsonpatch.make_patch, old, new) / base)
+    return statistics.median(ours), statistics.median(theirs) if theirs else math.nan
+
+
+def diff_cell(items: int, rounds: int) -> tuple[float, float]:
+    old = make_state(items)
+    ratios, theirs = [], []
+    for number in range(rounds):
+        new = copy.deepcopy(old)
+        one_field(new, number)
+        base = timed(orjson.dumps, new)
+        ratios.append(timed(diff, old, new) / base)
+        if number < (3 if items < 10_000 else 1):
+            base = timed(orjson.dumps, new)
+            theirs.append(timed(jsonpatch.make_patch, old, new) / base)
+    return statistics.median(ratios), statistics.median(theirs)
+
+
+def _rounds(items: int, rounds: int) -> int:
+    """More rounds for small states (a call is short and noisy), fewer for 10 MB."""
+    if items < 1_000:
+        return rounds * (10 if items < 100 else 3)
+    return rounds if items < 10_000 else max(3, rounds // 2)
+
+
+def _size_label(size: int) -> str:
+    return f"{size / 1e6:.2f} MB" if size >= 1e6 else f"{size / 1e3:.0f} KB"
+
+
+def table(sizes: list[int], rounds: int) -> list[str]:
+    lines = []
+    labels = [_size_label(len(orjson.dumps(make_state(n)))) for n in sizes]
+    header = "| | " + " | ".join(labels) + " | goal |"
+    lines += [header, "|---" * (len(sizes) + 2) + "|"]
+    rows = [*SHAPES, "a new document"]
+    for shape in rows:
+        cells, jsonpatch_cells = [], []
+        goal = SHAPES[shape][2] if shape in SHAPES else 5.0
+        outcome = "Delta" if shape in SHAPES else "Snapshot"
+        for items in sizes:
+            ours, theirs = publish_cell(items, shape, _rounds(items, rounds))
+            mark = "" if ours <= goal else " (over)"
+            cells.append(f"{ours:.1f}x{mark}")
+            jsonpatch_cells.append(f"{theirs:.0f}x")
+        lines.append(f"| publish, {shape} -> {outcome} | " + " | ".join(cells) + f" | {goal:g}x |")
+        lines.append(f"| `jsonpatch.make_patch`, {shape} | " + " | ".join(jsonpatch_cells) + " | |")
+    cells, jsonpatch_cells = [], []
+    for items in sizes:
+        ours, theirs = diff_cell(items, max(3, _rounds(items, rounds) // 2))
+        cells.append(f"{ours:.1f}x")
+        jsonpatch_cells.append(f"{theirs:.0f}x")
+    lines.append(
+        "| `patch.diff`, one field (validates both inputs) | " + " | ".join(cells) + " | |"
+    )
+    lines.append("| `jsonpatch.make_patch`, one field | " + " | ".join(jsonpatch_cells) + " | |")
+    return lines
+
+
+# -------------------------------------------------------------------------------- the stream
+
+
+def _deltas(kind: str, start: int, stop: int) -> list[dict[str, Any]]:
+    if kind == "append":
+        return [
+            {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/log/-", "value": {"n": n}}]}
+            for n in range(start, stop)
+        ]
+    return [
+        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/count", "value": n}]}
+        for n in range(start, stop)
+    ]
+
+
+def stream_time(kind: str, events: int) -> float:
+    """CPU seconds a Session spends applying a STATE_SNAPSHOT and ``events`` STATE_DELTAs.
+
+    The events are built in batches outside the timed part (a million of them at once would
+    take a gigabyte).
+    """
+    session = Session(verify=False)
+    session.apply({"type": "STATE_SNAPSHOT", "snapshot": {"log": [], "count": 0}})
+    spent = 0.0
+    for start in range(0, events, 100_000):
+        batch = _deltas(kind, start, min(events, start + 100_000))
+        begin = time.process_time()
+        for event in batch:
+            session.apply(event)
+        spent += time.process_time() - begin
+    assert not session.errors
+    return spent
+
+
+def streams(counts: list[int], repeats: int) -> list[str]:
+    lines = ["| stream | " + " | ".join(f"{n:,} events" for n in counts) + " | growth exponent |"]
+    lines.append("|---" * (len(counts) + 2) + "|")
+    for kind, label in (("append", "append `add /log/-`"), ("replace", "replace `/count`")):
+        medians = []
+        for events in counts:
+            medians.append(statistics.median(stream_time(kind, events) for _ in range(repeats)))
+        exponent = math.log(medians[-1] / medians[0]) / math.log(counts[-1] / counts[0])
+        cells = [f"{t:.2f} s ({n / t / 1e3:,.0f}k/s)" for n, t in zip(counts, medians, strict=True)]
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {exponent:.2f} |")
+    return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=41)
+    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--quick", action="store_true", help="small sizes, few rounds (smoke)")
+    parser.add_argument("--no-table", action="store_true")
+    parser.add_argument("--no-stream", action="store_true")
     args = parser.parse_args()
-    rounds: int = args.rounds
-
-    state = make_state()
-    size = len(orjson.dumps(state))
-    rows: list[tuple[str, float, float, str]] = []
-
-    dumps_time, _ = measure(state, rounds, lambda _: lambda: orjson.dumps(state))
-    rows.append(("orjson.dumps (baseline)", dumps_time, 1.0, ""))
-
-    # publish: the caller edits its state in place and publishes it again
-    states = StateManager()
-    states.publish(state)
-    middle = len(state["items"]) // 2
-
-    def one_field(number: int) -> Callable[[], object]:
-        state["items"][middle]["name"] = f"renamed {number}"
-
-        def publish() -> None:
-            assert isinstance(states.publish(state), Delta)
-
-        return publish
-
-    t, r = measure(state, rounds, one_field)
-    rows.append(("StateManager.publish, one field changed", t, r, "target <= 5x"))
-
-    def type_only(number: int) -> Callable[[], object]:
-        # 1 <-> True inside an object that Python == calls unchanged: the strict fallback path
-        state["items"][middle]["tags"] = [1, "beta"] if number % 2 else [True, "beta"]
-
-        def publish() -> None:
-            assert isinstance(states.publish(state), Delta)
-
-        return publish
-
-    t, r = measure(state, max(5, rounds // 4), type_only)
-    rows.append(("StateManager.publish, 1 -> true in a list", t, r, "fallback, info"))
-
-    def unchanged(_: int) -> Callable[[], object]:
-        return lambda: states.publish(state)
-
-    t, r = measure(state, rounds, unchanged)
-    rows.append(("StateManager.publish, nothing changed", t, r, "info"))
-
-    old = copy.deepcopy(state)
-    new = copy.deepcopy(state)
-    new["items"][middle]["name"] = "renamed"
-    t, r = measure(state, max(5, rounds // 4), lambda _: lambda: jsonpatch.make_patch(old, new))
-    rows.append(("jsonpatch.make_patch, same change", t, r, "for comparison"))
-    t, r = measure(state, max(5, rounds // 4), lambda _: lambda: diff(old, new))
-    rows.append(("agui_replay.patch.diff, same change", t, r, "validates inputs, info"))
-
-    ops = [{"op": "replace", "path": f"/items/{middle}/name", "value": "x"}]
-    t, r = measure(state, rounds, lambda _: lambda: apply_patch(old, ops))
-    rows.append(("apply_patch, one-op delta", t, r, "target <= 1x"))
-    t, r = measure(state, max(5, rounds // 4), lambda _: lambda: jsonpatch.apply_patch(old, ops))
-    rows.append(("jsonpatch.apply_patch (copies first)", t, r, "for comparison"))
-
-    print(
-        f"state: {len(state['items'])} objects, {size / 1e6:.2f} MB compact JSON; {rounds} rounds"
-    )
-    print(f"{'operation':<44} {'median ms':>10} {'x dumps':>9}  note")
-    for name, seconds, ratio, note in rows:
-        print(f"{name:<44} {seconds * 1e3:>10.3f} {ratio:>9.2f}  {note}")
+    if args.quick:
+        sizes, rounds, counts, repeats = [84, 840], 3, [1_000, 10_000], 1
+    else:
+        sizes, rounds = [84, 840, 8_400, 84_000], args.rounds
+        counts, repeats = [100_000, 1_000_000], 3
+    if not args.no_table:
+        print("publish / diff: CPU time as x orjson.dumps of the new state, medians of")
+        print(f"{rounds} rounds at 1 MB (more for smaller states, fewer at 10 MB)")
+        print("\n".join(table(sizes, rounds)), flush=True)
+    if not args.no_stream:
+        print(f"\nSession on STATE_DELTA streams: CPU seconds, median of {repeats}")
+        print("\n".join(streams(counts, repeats)))
 
 
 if __name__ == "__main__":

@@ -89,7 +89,37 @@ def _test_equal(actual: Any, expected: Any) -> bool:
     return _json_eq(actual, expected) or _numbers_equal(actual, expected, MAX_DEPTH + 1)
 
 
-_MISSING: Any = object()
+def _undo(log: list[tuple[Any, ...]]) -> None:
+    """Undo the logged in-place changes, newest first, and empty the log.
+
+    Entries: ``("set", node, key, old)``, ``("del", node, key)`` (a new member),
+    ``("pop", array, index)`` (an insertion), ``("insert", array, index, old)`` (a removal),
+    ``("unpop", object, key, old, order)`` (a removed member; ``order``, the keys before the
+    removal, or None when it was the last one, puts it back in its place).
+    """
+    for entry in reversed(log):
+        kind, node, key = entry[0], entry[1], entry[2]
+        if kind == "set":
+            node[key] = entry[3]
+        elif kind == "del":
+            del node[key]
+        elif kind == "pop":
+            node.pop(key)
+        elif kind == "insert":
+            node.insert(key, entry[3])
+        else:
+            node[key] = entry[3]
+            order = entry[4]
+            if order is not None:
+                for other in order[order.index(key) + 1 :]:
+                    node[other] = node.pop(other)
+    log.clear()
+
+
+def _removal(node: dict[str, Any], key: str) -> tuple[Any, ...]:
+    """Remove ``node[key]`` and return its undo entry."""
+    order = None if next(reversed(node)) == key else list(node)
+    return ("unpop", node, key, node.pop(key), order)
 
 
 class _Patcher:
@@ -126,26 +156,9 @@ class _Patcher:
 
     def rollback(self, doc: Any) -> None:
         """Undo every logged change (newest first); ``doc`` is the document before the call."""
-        log = self.log
-        if log is None:
+        if self.log is None:
             return
-        for entry in reversed(log):
-            kind, node, key = entry[0], entry[1], entry[2]
-            if kind == "set":
-                node[key] = entry[3]
-            elif kind == "del":
-                del node[key]
-            elif kind == "pop":
-                node.pop(key)
-            elif kind == "insert":
-                node.insert(key, entry[3])
-            else:  # "unpop": a member removed from an object, back in its place
-                node[key] = entry[3]
-                order = entry[4]
-                if order is not None:
-                    for other in order[order.index(key) + 1 :]:
-                        node[other] = node.pop(other)
-        log.clear()
+        _undo(self.log)
         if self.owned is not None:
             self.owned.difference_update(self.added)
         self.root = doc
@@ -242,10 +255,9 @@ class _Patcher:
                 return node.pop(last)
             # Putting a member back appends it, so the key order is kept to restore it exactly
             # (not needed, and not copied, when the member was the last one).
-            order = None if next(reversed(node)) == last else list(node)
-            old = node.pop(last)
-            self.log.append(("unpop", node, last, old, order))
-            return old
+            entry = _removal(node, last)
+            self.log.append(entry)
+            return entry[3]
         index = _index(last, len(node), for_insert=False, tokens=tokens, depth=len(tokens) - 1)
         old = node.pop(index)
         if self.log is not None:

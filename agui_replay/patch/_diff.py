@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping
-from itertools import compress, count
-from typing import Any
+from itertools import compress, count, repeat
+from typing import Any, cast
 
-from ._apply import apply_patch
+import orjson
+
+from ._apply import _removal, _undo, apply_patch
 from ._json import (
     MAX_DEPTH,
     JSONValue,
@@ -38,40 +40,216 @@ def _same(a: Any, b: Any, eq: _Eq) -> bool:
     return type(a) is type(b) and eq(a, b)
 
 
-def _diff_value(a: Any, b: Any, path: str, ops: list[Operation], eq: _Eq) -> None:
-    """Append the operations turning ``a`` into ``b``, for values not already known equal."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        _diff_object(a, b, path, ops, eq)
-    elif _is_array(a) and _is_array(b):
-        _diff_array(a, b, path, ops, eq)
-    elif not _same(a, b, eq):
-        ops.append({"op": "replace", "path": path, "value": b})
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+_SHORT = 16  # lists up to this length skip the prefix/suffix machinery
+_PROBE = 64  # items of a long list walked before _Walk._probe estimates the rest
 
 
-def _diff_object(
-    a: Mapping[str, Any], b: Mapping[str, Any], path: str, ops: list[Operation], eq: _Eq
-) -> None:
-    same_keys = a.keys() == b.keys()
-    if not same_keys:
-        for key in a:
-            if key not in b:
-                ops.append({"op": "remove", "path": f"{path}/{_escape(key)}"})
-    keys: Any = b.keys()
-    if same_keys and eq is operator.eq and len(b) > 8:
-        # A large object (records keyed by id): pick the changed members inside C iterators
-        # instead of running Python code for every member.
-        keys = compress(keys, map(operator.ne, map(a.__getitem__, keys), b.values()))
-    for key in keys:
-        new = b[key]
-        if key not in a:
-            ops.append({"op": "add", "path": f"{path}/{_escape(key)}", "value": new})
-            continue
-        old = a[key]
-        # Arrays skip the == test: the array diff finds equality itself, at no extra cost.
-        if type(old) is list and type(new) is list:
-            _diff_array(old, new, f"{path}/{_escape(key)}", ops, eq)
-        elif not _same(old, new, eq):
-            _diff_value(old, new, f"{path}/{_escape(key)}", ops, eq)
+class _TooBig(Exception):
+    """The patch has grown at least as long as the new document: send a snapshot instead."""
+
+
+def _value_size(value: Any) -> int:
+    """A lower bound of the compact JSON length of ``value`` (exact for containers, strings
+    without escapes, and literals), cheap enough to take for every operation."""
+    kind = type(value)
+    if kind is str:
+        return len(value) + 2
+    if kind is bool:
+        return 4 if value else 5
+    if value is None:
+        return 4
+    if kind is dict or kind is list:
+        try:
+            return len(orjson.dumps(value))
+        except TypeError:  # integers beyond 64 bits; the exact size comes later
+            return 2
+    return 1
+
+
+class _Walk:
+    """One diff: the operations, and optionally a byte budget and the writes that apply them.
+
+    ``room`` (``None``: unlimited) is how many bytes the patch may take before it can no longer
+    be shorter than the new document; each operation takes a lower bound of its JSON length
+    from it, and :class:`_TooBig` stops the walk once it is spent. ``writes``, when kept, gets
+    one ``(kind, container, key)`` per operation, naming the container of ``a`` it changes, so
+    that the patch can be applied to ``a`` without parsing paths.
+    """
+
+    __slots__ = ("eq", "ops", "room", "writes")
+
+    def __init__(
+        self, eq: _Eq, room: int | None = None, writes: list[tuple[str, Any, Any]] | None = None
+    ) -> None:
+        self.eq = eq
+        self.ops: list[Operation] = []
+        self.room = room
+        self.writes = writes
+
+    def _spend(self, size: int) -> None:
+        room = self.room
+        if room is not None:
+            room -= size
+            self.room = room
+            if room <= 0:
+                raise _TooBig
+
+    def replace(self, path: str, value: Any, node: Any, key: Any) -> None:
+        self.ops.append({"op": "replace", "path": path, "value": value})
+        if self.writes is not None:
+            self.writes.append(("set", node, key))
+        room = self.room
+        if room is not None:
+            kind = type(value)
+            room -= 36 + len(path) + (len(value) + 2 if kind is str else _value_size(value))
+            self.room = room
+            if room <= 0:
+                raise _TooBig
+
+    def remove(self, path: str, node: Any, key: Any) -> None:
+        self.ops.append({"op": "remove", "path": path})
+        if self.writes is not None:
+            self.writes.append(("del", node, key))
+        if self.room is not None:
+            self._spend(26 + len(path))
+
+    def add(self, path: str, value: Any, node: Any, key: Any) -> None:
+        self.ops.append({"op": "add", "path": path, "value": value})
+        if self.writes is not None:
+            self.writes.append(("add", node, key))
+        if self.room is not None:
+            self._spend(32 + len(path) + _value_size(value))
+
+    def value(self, a: Any, b: Any, path: str, node: Any, key: Any) -> None:
+        """The operations turning ``a`` (``node[key]``, or the root when ``node`` is None) into
+        ``b``, for values not already known equal."""
+        if isinstance(a, dict) and isinstance(b, dict):
+            self.object(a, b, path)
+        elif _is_array(a) and _is_array(b):
+            self.array(a, b, path)
+        elif not _same(a, b, self.eq):
+            self.replace(path, b, node, key)
+
+    def object(self, a: Mapping[str, Any], b: Mapping[str, Any], path: str) -> None:
+        eq = self.eq
+        fast = eq is operator.eq
+        same_keys = a.keys() == b.keys()
+        if not same_keys:
+            for key in a:
+                if key not in b:
+                    self.remove(f"{path}/{_escape(key)}", a, key)
+        members: Any = b.items()
+        if same_keys and fast and len(b) > 8:
+            # A large object (records keyed by id): pick the changed members inside C iterators
+            # instead of running Python code for every member.
+            keys = b.keys()
+            changed = compress(keys, map(operator.ne, map(a.__getitem__, keys), b.values()))
+            members = ((key, b[key]) for key in changed)
+        for key, new in members:
+            if not same_keys and key not in a:
+                self.add(f"{path}/{_escape(key)}", new, a, key)
+                continue
+            old = a[key]
+            kind = type(new)
+            if type(old) is kind:
+                # Equal lists give no operations either way (the array diff would find that
+                # itself); == first is only cheaper.
+                if kind is list:
+                    if fast and old == new:
+                        continue
+                    self.array(old, new, f"{path}/{_escape(key)}")
+                    continue
+                if (old == new) if fast else eq(old, new):
+                    continue
+                if kind is dict:
+                    self.object(old, new, f"{path}/{_escape(key)}")
+                    continue
+                if kind in _SCALARS:
+                    self.replace(f"{path}/{_escape(key)}", new, a, key)
+                    continue
+            self.value(old, new, f"{path}/{_escape(key)}", a, key)
+
+    def array(self, a: Any, b: Any, path: str) -> None:
+        """Trim the common prefix and suffix; pair up the middle, then remove or add the rest.
+
+        One insertion, removal or changed item anywhere gives one operation.
+        """
+        eq = self.eq
+        fast = eq is operator.eq
+        a = a if type(a) is list else list(a)  # a tuple is only read (never in a baseline)
+        b = b if type(b) is list else list(b)
+        n, m = len(a), len(b)
+        if fast and n == m and n <= _SHORT:
+            # What the trimming below comes to for a short list of the same length: pair up
+            # everything from the first to the last index where == differs.
+            changed = [i for i in range(n) if a[i] != b[i]]
+            if changed:
+                self.paired(a, b, path, changed[0], changed[-1] + 1)
+            return
+        shorter = min(n, m)
+        prefix = _common_prefix(a, b, shorter, eq)
+        if prefix == n == m:
+            return
+        suffix = _common_suffix(a, b, shorter - prefix, eq)
+        a_end, b_end = n - suffix, m - suffix
+        paired = min(a_end, b_end) - prefix
+        self.paired(a, b, path, prefix, prefix + paired)
+        for i in range(a_end - 1, prefix + paired - 1, -1):
+            self.remove(f"{path}/{i}", a, i)
+        for i in range(prefix + paired, b_end):
+            self.add(f"{path}/{i}", b[i], a, i)
+
+    def _probe(self, a: list[Any], b: list[Any], path: str, at: int, stop: int, room: int) -> None:
+        """Raise :class:`_TooBig` early when the rest of a long list of objects, ``a[at:stop]``
+        against ``b[at:stop]``, is sure to overflow the budget.
+
+        Runs once per long list, after ``_PROBE`` items, and only when those items spent
+        enough that the rest, at the same rate, would overflow. The bound is rigorous: a
+        member whose value differs between a pair of objects gives at least one operation under
+        ``path/index/member``, and each such operation is at least 28 bytes plus the path.
+        Members are counted by key, for all pairs at once, inside C iterators.
+        """
+        left = cast(int, self.room)
+        if (room - left) * (stop - at) < left * _PROBE:
+            return
+        first = b[at]
+        if type(first) is not dict:
+            return
+        keys = [(key, 28 + len(path) + len(_escape(key))) for key in first]
+        bound = 0
+        for chunk in range(at, stop, 1024):
+            olds, news = a[chunk : chunk + 1024], b[chunk : chunk + 1024]
+            if set(map(type, olds)) != {dict} or set(map(type, news)) != {dict}:
+                return
+            for key, size in keys:
+                every = repeat(key)
+                changed = map(operator.ne, map(dict.get, olds, every), map(dict.get, news, every))
+                bound += size * sum(changed)
+            if bound >= left:
+                raise _TooBig
+
+    def paired(self, a: list[Any], b: list[Any], path: str, start: int, stop: int) -> None:
+        """Diff ``a[i]`` against ``b[i]`` for ``start <= i < stop``."""
+        eq = self.eq
+        fast = eq is operator.eq
+        room = self.room
+        probe = start + _PROBE if room is not None and stop - start >= 4 * _PROBE else -1
+        for i in range(start, stop):
+            if i == probe:
+                self._probe(a, b, path, i, stop, cast(int, room))
+            old, new = a[i], b[i]
+            kind = type(new)
+            if type(old) is kind:
+                if (old == new) if fast else eq(old, new):
+                    continue
+                if kind is dict:
+                    self.object(old, new, f"{path}/{i}")
+                    continue
+                if kind in _SCALARS:
+                    self.replace(f"{path}/{i}", new, a, i)
+                    continue
+            self.value(old, new, f"{path}/{i}", a, i)
 
 
 _CHUNK = 64
@@ -137,35 +315,10 @@ def _common_suffix(a: list[Any], b: list[Any], limit: int, eq: _Eq) -> int:
     return limit
 
 
-def _diff_array(a: Any, b: Any, path: str, ops: list[Operation], eq: _Eq) -> None:
-    """Trim the common prefix and suffix; pair up the middle, then remove or add the rest.
-
-    One insertion, removal or changed item anywhere gives one operation.
-    """
-    a = a if type(a) is list else list(a)
-    b = b if type(b) is list else list(b)
-    n, m = len(a), len(b)
-    shorter = min(n, m)
-    prefix = _common_prefix(a, b, shorter, eq)
-    if prefix == n == m:
-        return
-    suffix = _common_suffix(a, b, shorter - prefix, eq)
-    a_end, b_end = n - suffix, m - suffix
-    paired = min(a_end, b_end) - prefix
-    for i in range(prefix, prefix + paired):
-        old, new = a[i], b[i]
-        if not _same(old, new, eq):
-            _diff_value(old, new, f"{path}/{i}", ops, eq)
-    for i in range(a_end - 1, prefix + paired - 1, -1):
-        ops.append({"op": "remove", "path": f"{path}/{i}"})
-    for i in range(prefix + paired, b_end):
-        ops.append({"op": "add", "path": f"{path}/{i}", "value": b[i]})
-
-
 def _raw_diff(a: Any, b: Any, eq: _Eq) -> list[Operation]:
-    ops: list[Operation] = []
-    _diff_value(a, b, "", ops, eq)
-    return ops
+    walk = _Walk(eq)
+    walk.value(a, b, "", None, None)
+    return walk.ops
 
 
 def _copy_ops(ops: list[Operation]) -> list[Operation]:
@@ -184,7 +337,7 @@ def _copy_ops(ops: list[Operation]) -> list[Operation]:
 
 
 def _diff_checked(
-    a: Any, b: Any, *, b_bytes: bytes | None = None, a_plain: bool = False
+    a: Any, b: Any, *, b_bytes: bytes | None = None, a_plain: bool = False, fast: bool = True
 ) -> tuple[list[Operation], Any, bytes]:
     """A verified type-strict patch from ``a`` to ``b``, ``a`` with it applied, and that
     result's compact JSON.
@@ -197,11 +350,12 @@ def _diff_checked(
     """
     if b_bytes is None:
         b_bytes = _dumps(b, sort=False)
-    ops = _copy_ops(_raw_diff(a, b, operator.eq))
-    patched = apply_patch(a, ops) if ops else a
-    patched_bytes = _verified(patched, b, b_bytes)
-    if patched_bytes is not None:
-        return ops, patched, patched_bytes
+    if fast:
+        ops = _copy_ops(_raw_diff(a, b, operator.eq))
+        patched = apply_patch(a, ops) if ops else a
+        patched_bytes = _verified(patched, b, b_bytes)
+        if patched_bytes is not None:
+            return ops, patched, patched_bytes
     try:
         plain_a = a if a_plain else _copy(a, MAX_DEPTH)
         plain_b = _copy(b, MAX_DEPTH)
@@ -214,6 +368,71 @@ def _diff_checked(
     if patched_bytes is None:  # pragma: no cover - the strict diff is exact by construction
         raise AssertionError(f"diff could not express the change: {ops!r}")
     return ops, patched, patched_bytes
+
+
+def _publish_diff(a: Any, b: Any, b_bytes: bytes) -> tuple[list[Operation], Any, bytes] | None:
+    """:func:`_diff_checked` for the StateManager, whose baseline ``a`` is a private plain copy.
+
+    ``None`` when the patch cannot be shorter than ``b_bytes`` (the walk stops there; ``a`` is
+    untouched). Otherwise the patch, the new baseline and its compact JSON: the patch is
+    applied to ``a`` in place through the container references the walk kept (no paths parsed,
+    nothing copied but the new values), and undone if the byte check fails.
+    """
+    writes: list[tuple[str, Any, Any]] = []
+    walk = _Walk(operator.eq, room=len(b_bytes) - 1, writes=writes)
+    try:
+        walk.value(a, b, "", None, None)
+    except _TooBig:
+        return None
+    ops = walk.ops
+    values = _own_values(ops)  # first, so that bad JSON raises before anything changes
+    log: list[tuple[Any, ...]] = []
+    root = a
+    for (kind, node, key), value in zip(writes, values, strict=True):
+        if node is None:
+            root = value
+        elif kind == "set":
+            log.append(("set", node, key, node[key]))
+            node[key] = value
+        elif kind == "add":
+            if type(node) is list:
+                node.insert(key, value)
+                log.append(("pop", node, key))
+            else:
+                node[key] = value
+                log.append(("del", node, key))
+        elif type(node) is list:
+            log.append(("insert", node, key, node.pop(key)))
+        else:
+            log.append(_removal(node, key))
+    patched_bytes = _verified(root, b, b_bytes)
+    if patched_bytes is not None:
+        return ops, root, patched_bytes
+    # 1, 1.0 and True are == in Python: the strict diff settles it, from the baseline as it was.
+    _undo(log)
+    return _diff_checked(a, b, b_bytes=b_bytes, a_plain=True, fast=False)
+
+
+def _own_values(ops: list[Operation]) -> list[Any]:
+    """Give each op an independent copy of its value and return another one for the baseline
+    (strings, numbers and literals are shared: they cannot change)."""
+    values: list[Any] = []
+    for op in ops:
+        if "value" not in op:
+            values.append(None)
+            continue
+        value = op["value"]
+        kind = type(value)
+        if kind is str or kind is int or kind is bool or value is None:
+            values.append(value)
+            continue
+        depth = op["path"].count("/")
+        try:
+            value = op["value"] = _copy(value, MAX_DEPTH - depth)
+            values.append(_copy(value, MAX_DEPTH - depth) if type(value) in (dict, list) else value)
+        except _Invalid as exc:
+            raise _value_error(exc, "the new value") from None
+    return values
 
 
 def _verified(patched: Any, b: Any, b_bytes: bytes) -> bytes | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, TypeAlias
@@ -192,6 +193,33 @@ def _pad(value: Any) -> Any:
     return value
 
 
+def _chain() -> tuple[list[Any], list[Any]]:
+    inner: list[Any] = [None]
+    outer = inner
+    for _ in range(_PAD - 1):
+        outer = [outer]
+    return outer, inner
+
+
+# One prebuilt set of wrapper lists, reused under a lock (building them costs more than
+# encoding a small state); a call that finds it busy builds its own.
+_CHAIN = _chain()
+_CHAIN_LOCK = threading.Lock()
+
+
+def _padded_dumps(value: Any, option: int) -> bytes:
+    """orjson.dumps of ``value`` wrapped in the padding lists (raises TypeError like orjson)."""
+    if not _CHAIN_LOCK.acquire(blocking=False):
+        return orjson.dumps(_pad(value), option=option)
+    outer, inner = _CHAIN
+    inner[0] = value
+    try:
+        return orjson.dumps(outer, option=option)
+    finally:
+        inner[0] = None
+        _CHAIN_LOCK.release()
+
+
 def _dumps(value: Any, sort: bool) -> bytes:
     """Compact JSON bytes; enforces MAX_DEPTH, string keys and JSON types (raises _Invalid).
 
@@ -199,10 +227,21 @@ def _dumps(value: Any, sort: bool) -> bytes:
     check it separately, see :func:`_check_finite`.
     """
     try:
-        padded = orjson.dumps(_pad(value), option=_SORTED if sort else _OPTS)
+        padded = _padded_dumps(value, _SORTED if sort else _OPTS)
     except TypeError as exc:
         return _dumps_slow(value, sort, exc)
     return padded[_PAD:-_PAD]
+
+
+def _encode(value: Any) -> tuple[bytes, bool]:
+    """:func:`_dumps` (key order kept), and whether ``orjson.loads`` reads the bytes back as
+    the same value (not when integers beyond 64 bits went through the standard library)."""
+    try:
+        padded = _padded_dumps(value, _OPTS)
+    except TypeError as exc:
+        encoded = _dumps_slow(value, False, exc)
+        return encoded, "64-bit" not in str(exc)
+    return padded[_PAD:-_PAD], True
 
 
 def _dumps_slow(value: Any, sort: bool, exc: TypeError) -> bytes:
@@ -249,7 +288,7 @@ def _clone(value: Any) -> Any:
 def _clone_checked(value: Any) -> Any:
     """An independent plain-JSON copy of ``value``, validating it completely (raises _Invalid)."""
     try:
-        encoded = orjson.dumps(_pad(value), option=_OPTS)[_PAD:-_PAD]
+        encoded = _padded_dumps(value, _OPTS)[_PAD:-_PAD]
     except TypeError:
         return _copy(value, MAX_DEPTH)
     copy = orjson.loads(encoded)

@@ -1,0 +1,35 @@
+"""benchmarks/bench_state.py runs: a quick smoke run (it checks outcomes, not timings)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).parents[1] / "benchmarks" / "bench_state.py"
+
+
+def test_the_state_benchmark_runs_quickly_and_prints_both_tables() -> None:
+    # The script asserts the outcome of every publish it times (Delta or Snapshot) and that a
+    # stream applies without errors, so a run that exits 0 checked those too.
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    for row in (
+        "| publish, one field -> Delta |",
+        "| publish, 1% of the objects -> Delta |",
+        "| publish, every object -> Delta |",
+        "| publish, a new document -> Snapshot |",
+        "| `patch.diff`, one field",
+        "| `jsonpatch.make_patch`, every object |",
+        "| append `add /log/-` |",
+        "| replace `/count` |",
+    ):
+        assert row in out, (row, out)
+    assert "growth exponent" in out
