@@ -181,36 +181,38 @@ class SessionProvider:
 
     def _proxy_for(self, provider: str, origin: str | None) -> ProxyApp:
         """The recording proxy of ``provider``: to its upstream (``--agui-upstream NAME=URL``),
-        else to the bare upstream's host, else to the provider's real host."""
+        else to the bare upstream's host, else to where the client sent it (the real host)."""
         from ..providers.routing import BASE_PATHS, DEFAULT_PROVIDER, ENV_VARS, REAL_ORIGINS
 
         with self._lock:
-            proxy = self._proxies.get(provider)
-            if proxy is not None:
-                return proxy
             assert self.recorder is not None
             upstreams = self._session.upstreams()
             client_path = BASE_PATHS.get(provider, "")
+            target: str | None
             if provider == DEFAULT_PROVIDER:
-                proxy = self.recorder.app(provider=provider)
+                target = None  # the recorder's own upstream; the client uses its path
             elif provider in upstreams:
-                proxy = self.recorder.app(
-                    upstreams[provider], provider=provider, client_base_path=client_path
-                )
+                target = upstreams[provider]
+            elif (bare := self._session.bare_upstream()) is not None:
+                parts = urlsplit(bare)  # its host, with the path the client uses
+                target = f"{parts.scheme}://{parts.netloc}{client_path}"
+            elif (var := ENV_VARS.get(provider, ("", ""))[0]) in self._env_before:
+                target = self._env_before[var]  # what the user's environment pointed at
             else:
-                var = ENV_VARS.get(provider, ("", ""))[0]
-                bare = self._session.bare_upstream()
-                if bare is not None:  # its host, with the path the client uses
-                    parts = urlsplit(bare)
-                    target = f"{parts.scheme}://{parts.netloc}{client_path}"
-                elif var in self._env_before:  # what the user's environment pointed at
-                    target = self._env_before[var]
+                real = REAL_ORIGINS.get(provider)
+                if origin is None or (real is not None and _is_loopback(origin)):
+                    origin = real  # an environment route: the provider's own host
+                target = f"{origin or ''}{client_path}"
+            key = f"{provider} {target}"
+            proxy = self._proxies.get(key)
+            if proxy is None:
+                if target is None:
+                    proxy = self.recorder.app(provider=provider)
                 else:
-                    real = REAL_ORIGINS.get(provider)
-                    own = origin is None or _is_loopback(origin)
-                    target = (real if own and real else origin or "") + client_path
-                proxy = self.recorder.app(target, provider=provider, client_base_path=client_path)
-            self._proxies[provider] = proxy
+                    proxy = self.recorder.app(
+                        target, provider=provider, client_base_path=client_path
+                    )
+                self._proxies[key] = proxy
             return proxy
 
     def _scrubbed(self, headers: Mapping[str, str], body: bytes) -> bytes:
