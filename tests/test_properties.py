@@ -420,3 +420,63 @@ def test_a_broken_round_trip_fails_with_a_readable_message() -> None:
     assert "published:" in message
     assert "client has:" in message
     assert "STATE_SNAPSHOT" in message
+
+
+# -- (5) StateManager outcomes on large lists: the seeds' rule, whatever shortcut it takes -------
+
+TRAPS = st.sampled_from([0, 1, 1.0, True, False, 0.0, -0.0, None, "1", 2.5])
+
+
+@st.composite
+def _large_list_edits(draw: st.DrawFn, doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` after one publish worth of edits: a fraction of the items (none, one, some, all)
+    get some fields changed, often to a value Python's == calls equal, and items come and go."""
+    items = [dict(item) for item in doc["items"]]
+    share = draw(st.sampled_from([0.0, 0.01, 0.3, 1.0]))
+    fields = draw(st.lists(st.sampled_from(["id", "name", "done", "tags"]), min_size=1))
+    for index, item in enumerate(items):
+        if share and (share == 1.0 or index % int(1 / share) == 0):
+            for field in fields:
+                item[field] = draw(TRAPS | st.text(max_size=12))
+    for _ in range(draw(st.integers(0, 2))):
+        if items and draw(st.booleans()):
+            items.pop(draw(st.integers(0, len(items) - 1)))
+        else:
+            items.insert(draw(st.integers(0, len(items))), {"id": draw(TRAPS)})
+    return {"title": doc["title"], "items": items}
+
+
+@settings(FEW, max_examples=20)
+@given(data=st.data(), size=st.integers(250, 450))
+def test_publish_follows_the_seeds_rule_on_large_lists(data: st.DataObject, size: int) -> None:
+    # The walk may stop early (a snapshot) and probe long lists: neither may change the outcome
+    # the rule gives with the full type-strict diff.
+    from agui_replay.patch import apply_patch, compact_json, diff, json_equal
+    from agui_replay.state import Delta, Snapshot, Unchanged
+
+    doc: dict[str, Any] = {
+        "title": "board",
+        "items": [
+            {"id": i, "name": f"item {i}", "done": i % 3 == 0, "tags": ["a"]} for i in range(size)
+        ],
+    }
+    states = StateManager()
+    assert isinstance(states.publish(doc), Snapshot)
+    client = orjson.loads(orjson.dumps(doc))
+    for _ in range(data.draw(st.integers(1, 4))):
+        new = data.draw(_large_list_edits(doc))
+        result = states.publish(new)
+        expected_ops = diff(doc, new)
+        if not expected_ops:
+            assert result == Unchanged()
+        elif len(compact_json(expected_ops)) < len(compact_json(new)):
+            assert isinstance(result, Delta), result
+            assert len(compact_json(result.ops)) == len(compact_json(expected_ops))
+            client = apply_patch(client, result.ops)
+        else:
+            assert isinstance(result, Snapshot), result
+            client = result.value
+        assert strict_bytes(client) == strict_bytes(new)
+        assert strict_bytes(states.published) == strict_bytes(new)
+        assert json_equal(client, new)
+        doc = new

@@ -5,6 +5,7 @@ Private to :mod:`agui_replay.patch`; the public names are re-exported there.
 
 from __future__ import annotations
 
+import gc
 import operator
 from collections.abc import Callable, Mapping
 from itertools import compress, count, repeat
@@ -457,6 +458,15 @@ def diff(a: JSONValue, b: JSONValue) -> list[Operation]:
     >>> diff({"a": 1, "b": [1, 2, 3]}, {"a": 1.0, "b": [1, 3]})
     [{'op': 'replace', 'path': '/a', 'value': 1.0}, {'op': 'remove', 'path': '/b/1'}]
     """
-    _checked_json(a, sort=False, what="diff argument a", thorough=True)
-    b_bytes = _checked_json(b, sort=False, what="diff argument b", thorough=True)
-    return _diff_checked(a, b, b_bytes=b_bytes)[0]
+    # The checks decode both documents: collections triggered by those containers would scan
+    # the whole heap (cost growing faster than the documents), so the collector waits.
+    collecting = gc.isenabled()
+    if collecting:
+        gc.disable()
+    try:
+        _checked_json(a, sort=False, what="diff argument a", thorough=True)
+        b_bytes = _checked_json(b, sort=False, what="diff argument b", thorough=True)
+        return _diff_checked(a, b, b_bytes=b_bytes)[0]
+    finally:
+        if collecting:
+            gc.enable()
