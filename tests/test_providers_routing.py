@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -333,3 +334,33 @@ def test_the_recorder_sends_each_path_under_its_upstreams_base(
         assert app.upstream_path(sent) == forwarded
     finally:
         recorder.close()
+
+
+def test_an_async_agent_keeps_its_loop_while_a_slow_stream_records(tmp_path: Path) -> None:
+    import threading
+
+    go = threading.Event()
+
+    def upstream_turn(request: Any) -> Iterator[str]:
+        yield "first"
+        # the rest comes only once the agent's loop has run another task
+        yield " second" if go.wait(10) else " (the agent's loop was blocked)"
+
+    async def agent(ctx: Any) -> None:
+        client = openai.AsyncOpenAI(api_key=KEY, max_retries=0)
+        stream = await client.chat.completions.create(model="m", messages=[], stream=True)
+
+        async def release() -> None:
+            go.set()
+
+        task = asyncio.create_task(release())
+        text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+        await task
+        ctx.say(text)
+
+    upstream = FakeProvider(function=upstream_turn)
+    with upstream.serve() as server, CassetteSession(
+        tmp_path / "slow.json", mode="rewrite", upstream=server.base_url
+    ) as session:
+        events = asyncio.run(session.arun(agent))
+    assert events[2]["delta"] == "first second"

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import json
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
@@ -176,7 +176,11 @@ class SessionProvider:
             return await self.fake.ahandle(method, path, headers, body, provider=provider)
         if self._mode == "record" and self.recorder is not None:
             proxy = self._proxy_for(provider, origin)
-            return await asyncio.to_thread(proxy, method, path, headers, body)
+            plan = await asyncio.to_thread(proxy, method, path, headers, body)
+            # the upstream's body is read in a worker thread, chunk by chunk: a slow stream
+            # never blocks the agent's event loop while it records
+            plan.abody = _off_loop(iter(plan.body))
+            return plan
         return self._outside_run(method, path)
 
     def _proxy_for(self, provider: str, origin: str | None) -> ProxyApp:
@@ -276,6 +280,17 @@ class SessionProvider:
         if self.recorder is not None:
             self.recorder.close()
         self._proxies.clear()
+
+
+async def _off_loop(items: Iterator[tuple[float, bytes]]) -> AsyncIterator[tuple[float, bytes]]:
+    while True:
+        item = await asyncio.to_thread(next, items, _DONE)
+        if item is _DONE:
+            return
+        yield item
+
+
+_DONE: Any = object()
 
 
 def _route(provider: str | None, path: str) -> tuple[str, str]:
