@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import re
 import sys
 import threading
 import types
@@ -45,6 +46,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._idshapes import replace_ids
 from .errors import InvalidArgumentError
 
 __all__ = ["KNOWN_GENERATORS", "STANDARD_GENERATORS", "DeterministicIds", "resolve_generator"]
@@ -117,7 +119,7 @@ def _derive(
     if isinstance(sample, uuid.UUID):
         return _uuid(span, key, sample.version or 4)
     if isinstance(sample, str):
-        return _string_like(sample, span.draw(key, len(sample)))
+        return _string_like(sample, span, key)
     if isinstance(sample, bool):
         return sample
     if isinstance(sample, int):
@@ -151,15 +153,31 @@ def _uuid(span: _Span, key: str, version: int) -> uuid.UUID:
     return uuid.UUID(int=value)
 
 
-def _string_like(sample: str, noise: bytes) -> str:
-    hex_only = all(c in _HEX for c in sample.lower() if c.isalnum())
-    upper_hex = hex_only and any(c.isupper() for c in sample)
+def _string_like(sample: str, span: _Span, key: str) -> str:
+    """``sample`` with its random parts redrawn deterministically, the rest kept.
+
+    ``"af-call-" + 32 hex digits`` keeps its prefix and gets 32 other hex digits; a UUID string
+    another UUID of the same version. A string with no recognisable random part is redrawn
+    character by character (digits stay digits, letters letters of the same case).
+    """
+
+    def redraw(token: str, part: str) -> str:
+        prefix = token[: len(token) - len(part)]
+        if _UUID_TEXT.fullmatch(part):
+            made = str(_uuid(span, key, int(part[14], 16)))
+            return prefix + (made.upper() if part.isupper() else made)
+        noise = span.draw(key, len(part))
+        if all(c in _HEX_BOTH for c in part):
+            digits = "".join(_HEX[b % 16] for b in noise)
+            return prefix + (digits.upper() if any(c.isupper() for c in part) else digits)
+        return prefix + "".join(_B62[b % 62] for b in noise)
+
+    redrawn = replace_ids(sample, redraw)
+    if redrawn != sample:
+        return redrawn
     out = []
-    for ch, byte in zip(sample, noise, strict=False):
-        if hex_only and ch.isalnum():
-            digit = _HEX[byte % 16]
-            out.append(digit.upper() if upper_hex else digit)
-        elif ch.isdigit():
+    for ch, byte in zip(sample, span.draw(key, len(sample)), strict=False):
+        if ch.isdigit():
             out.append(str(byte % 10))
         elif ch.isascii() and ch.islower():
             out.append(chr(ord("a") + byte % 26))
@@ -168,6 +186,13 @@ def _string_like(sample: str, noise: bytes) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+_UUID_TEXT = re.compile(
+    r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
+)
+_HEX_BOTH = frozenset("0123456789abcdefABCDEF")
+_B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
 def resolve_generator(name: str) -> tuple[Any, str, Any]:

@@ -50,10 +50,13 @@ MARKER_KWARGS = (
     "freeze_time",
     "hosts",
     "intercept",
+    "deterministic_ids",
+    "id_generators",
 )
 _MARKER_DOC = (
     f"{MARKER}(record_mode=None, cassette=None, upstream=None, secrets=(), normalize=True, "
-    "match='order', freeze_time=True, hosts=(), intercept=True): agui-replay settings for "
+    "match='order', freeze_time=True, hosts=(), intercept=True, deterministic_ids=True, "
+    "id_generators=()): agui-replay settings for "
     "this test; the marker wins over the command line and the conftest fixtures"
 )
 
@@ -175,6 +178,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "agui_secret_env",
         "agui-replay: environment variables whose values are scrubbed from cassettes",
+        "linelist",
+        default=[],
+    )
+    parser.addini(
+        "agui_deterministic_ids",
+        "agui-replay: make uuid.uuid1/uuid4/uuid7 (and known framework helpers) deterministic "
+        "during each run",
+        "bool",
+        default=True,
+    )
+    parser.addini(
+        "agui_id_generators",
+        "agui-replay: more id generators made deterministic during runs, one "
+        "package.module.function per line",
         "linelist",
         default=[],
     )
@@ -320,6 +337,47 @@ def agui_secrets(pytestconfig: pytest.Config) -> list[str]:
 
 
 @pytest.fixture
+def agui_normalizers() -> list[Any]:
+    """User normalizers for this test's events and snapshots (default: none).
+
+    Override it in a conftest to return rules such as
+    ``agui_replay.normalize.replace(r"order-\\d+", "<order>")``,
+    ``agui_replay.normalize.ignore("/snapshot/*/updated_at")`` or any callable
+    ``event -> event``; the marker's ``normalize=[...]`` adds to them.
+    """
+    return []
+
+
+def _normalize_setting(item: pytest.Item, marker: dict[str, Any]) -> tuple[bool, list[Any]]:
+    """The marker's ``normalize``: ``True``/``False``, or a list of rules (normalization on)."""
+    value = marker.get("normalize", True)
+    if isinstance(value, bool):
+        return value, []
+    if isinstance(value, (list, tuple)):
+        return True, list(value)
+    if callable(value):
+        return True, [value]
+    pytest.fail(
+        f"{item.nodeid}: @pytest.mark.agui(normalize=...) takes True, False or a list of rules "
+        f"(agui_replay.normalize.replace/ignore/blank or callables), not {value!r}",
+        pytrace=False,
+    )
+
+
+def _id_generators(item: pytest.Item, marker: dict[str, Any], ini: list[str]) -> list[str]:
+    value = marker.get("id_generators", ())
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        pytest.fail(
+            f"{item.nodeid}: @pytest.mark.agui(id_generators=...) takes a list of "
+            f"'package.module.function' names, not {value!r}",
+            pytrace=False,
+        )
+    return [*ini, *value]
+
+
+@pytest.fixture
 def agui_cassette_path(request: pytest.FixtureRequest) -> Path:
     """This test's cassette file (the marker's ``cassette=`` or the default location)."""
     item = request.node
@@ -333,6 +391,7 @@ def agui(
     agui_record_mode: str,
     agui_secrets: list[str],
     agui_cassette_path: Path,
+    agui_normalizers: list[Any],
 ) -> Iterator[CassetteSession]:
     """Record or replay this test's agent runs: ``events = agui.run(agent, input)``.
 
@@ -353,6 +412,11 @@ def agui(
             mode = RecordMode.parse(agui_record_mode, source="the agui_record_mode fixture")
     except RecordModeError as exc:
         pytest.fail(str(exc), pytrace=False)
+    normalize, rules = _normalize_setting(item, marker)
+    deterministic = marker.get("deterministic_ids")
+    if deterministic is None:
+        deterministic = bool(request.config.getini("agui_deterministic_ids"))
+    generators = _id_generators(item, marker, list(request.config.getini("agui_id_generators")))
 
     upstream: Any
     if marker.get("upstream") is not None:
@@ -365,19 +429,27 @@ def agui(
             # Resolved only when a run records, so a replay never starts a conftest upstream.
             return request.getfixturevalue("agui_upstream")
 
-    session = CassetteSession(
-        agui_cassette_path,
-        mode=mode,
-        upstream=upstream,
-        secrets=[*agui_secrets, *marker.get("secrets", ())],
-        record_command=_record_command(item),
-        name=item.nodeid,
-        normalize=bool(marker.get("normalize", True)),
-        match=marker.get("match", "order"),
-        freeze_time=marker.get("freeze_time", True),
-        hosts=[*state.provider_hosts, *_hosts(marker.get("hosts", ()))],
-        intercept=bool(marker.get("intercept", True)),
-    )
+    from agui_replay.errors import InvalidArgumentError
+
+    try:
+        session = CassetteSession(
+            agui_cassette_path,
+            mode=mode,
+            upstream=upstream,
+            secrets=[*agui_secrets, *marker.get("secrets", ())],
+            record_command=_record_command(item),
+            name=item.nodeid,
+            normalize=normalize,
+            match=marker.get("match", "order"),
+            freeze_time=marker.get("freeze_time", True),
+            hosts=[*state.provider_hosts, *_hosts(marker.get("hosts", ()))],
+            intercept=bool(marker.get("intercept", True)),
+            normalizers=[*agui_normalizers, *rules],
+            deterministic_ids=bool(deterministic),
+            id_generators=generators,
+        )
+    except InvalidArgumentError as exc:  # a bad rule or id generator: this test fails alone
+        pytest.fail(f"{item.nodeid}: {exc}", pytrace=False)
     try:
         yield session
     finally:
@@ -389,20 +461,34 @@ def agui(
             state.replayed.add(key)
 
 
+def _snapshot_rules(request: pytest.FixtureRequest, agui_normalizers: list[Any]) -> list[Any]:
+    item = request.node
+    assert isinstance(item, pytest.Item)
+    _, rules = _normalize_setting(item, _marker_kwargs(item))
+    return [*agui_normalizers, *rules]
+
+
 @pytest.fixture
-def agui_snapshot(snapshot: Any) -> Any:
-    """syrupy's ``snapshot`` storing event streams one event per line (normalized)."""
+def agui_snapshot(
+    snapshot: Any, request: pytest.FixtureRequest, agui_normalizers: list[Any]
+) -> Any:
+    """syrupy's ``snapshot`` storing event streams one event per line (normalized, with the
+    ``agui_normalizers`` fixture's rules and the marker's ``normalize=[...]``)."""
     from agui_replay.snapshot import use_agui_extension
 
-    return use_agui_extension(snapshot)
+    return use_agui_extension(snapshot, rules=_snapshot_rules(request, agui_normalizers))
 
 
 @pytest.fixture
-def agui_folded_snapshot(snapshot: Any) -> Any:
+def agui_folded_snapshot(
+    snapshot: Any, request: pytest.FixtureRequest, agui_normalizers: list[Any]
+) -> Any:
     """Like ``agui_snapshot``, with each message's deltas folded into one event."""
     from agui_replay.snapshot import use_agui_extension
 
-    return use_agui_extension(snapshot, fold=True)
+    return use_agui_extension(
+        snapshot, fold=True, rules=_snapshot_rules(request, agui_normalizers)
+    )
 
 
 def _hosts(value: Any) -> list[str]:

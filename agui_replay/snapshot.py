@@ -43,6 +43,7 @@ from agui_replay.errors import InvalidArgumentError
 from .assertions import explain_stream_diff
 from .events import to_wire
 from .normalize import NormalizedStream, TimestampMode, normalize_events
+from .normalizers import Rule, as_rules
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
@@ -212,6 +213,8 @@ class AGUISnapshotExtension(SingleFileSnapshotExtension):
     """Fold deltas per message (see :func:`fold_deltas`)."""
     run_id: ClassVar[str | None] = None
     timestamps: ClassVar[TimestampMode] = "remove"
+    rules: ClassVar[tuple[Rule, ...]] = ()
+    """User normalizers run after the built-in ones (see :mod:`agui_replay.normalize`)."""
 
     _plain_diff: bool = False
 
@@ -225,7 +228,9 @@ class AGUISnapshotExtension(SingleFileSnapshotExtension):
     ) -> SerializedData:
         events = _as_events(data)
         if self.normalize:
-            events = normalize_events(events, run_id=self.run_id, timestamps=self.timestamps)
+            events = normalize_events(
+                events, run_id=self.run_id, timestamps=self.timestamps, rules=self.rules
+            )
         if self.fold:
             events = fold_deltas(events)
         return serialize_events(events, exclude=exclude, include=include, matcher=matcher)
@@ -281,8 +286,20 @@ def agui_extension(
     normalize: bool = True,
     run_id: str | None = None,
     timestamps: TimestampMode = "remove",
+    rules: Iterable[Rule] = (),
 ) -> type[AGUISnapshotExtension]:
-    """The extension class for these options (one class per combination, reused)."""
+    """The extension class for these options (one class per combination, reused).
+
+    ``rules`` are user normalizers; a class with rules is made for the call, not reused.
+    """
+    checked = as_rules(rules, source="agui_snapshot rules")
+    if checked:
+        base = AGUIFoldedSnapshotExtension if fold else AGUISnapshotExtension
+        return type(
+            f"{base.__name__}WithRules",
+            (base,),
+            {"normalize": normalize, "run_id": run_id, "timestamps": timestamps, "rules": checked},
+        )
     key = (fold, normalize, run_id, timestamps)
     if key not in _VARIANTS:
         base = AGUIFoldedSnapshotExtension if fold else AGUISnapshotExtension
@@ -304,8 +321,11 @@ def use_agui_extension(
     normalize: bool = True,
     run_id: str | None = None,
     timestamps: TimestampMode = "remove",
+    rules: Iterable[Rule] = (),
 ) -> SnapshotAssertion:
     """``snapshot`` (syrupy's fixture value) storing event streams; the ``agui_snapshot`` body."""
     return snapshot.use_extension(
-        agui_extension(fold=fold, normalize=normalize, run_id=run_id, timestamps=timestamps)
+        agui_extension(
+            fold=fold, normalize=normalize, run_id=run_id, timestamps=timestamps, rules=rules
+        )
     )
