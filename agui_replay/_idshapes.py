@@ -10,6 +10,9 @@ fields. Recognised, bare or embedded in a longer string:
 * provider ids: ``chatcmpl-``, ``call_``, ``toolu_``, ``srvtoolu_``, ``msg_``, ``resp_``,
   ``fc_``, ``rs_``, ``run_``, ``thread_``, ``asst_``, ``file_``, ``req_``, ``item_``,
   ``evt_``, ``batch_`` followed by a random-looking tail of 8 or more letters and digits;
+* OpenAI's ``system_fingerprint`` (``fp_`` and 8 or more hex digits, e.g. ``fp_44709d6fcb``),
+  which LangChain copies into every AI message's ``response_metadata`` and so into the state;
+  a fingerprint changes from response to response, and its hex may happen to be all digits;
 * hex runs of 16 or more characters with letters and digits mixed (``af-call-<hex>``, undashed
   UUIDs, trace ids);
 * base-62 runs of 22 or more characters with digits, upper and lower case mixed.
@@ -43,18 +46,21 @@ _PROVIDER_PREFIXES = (
     "item",
     "evt",
     "batch",
+    "fp",
 )
 
 ID_SHAPES: re.Pattern[str] = re.compile(
     r"(?P<uuid>(?<![0-9A-Za-z])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}"
     r"-[0-9A-Fa-f]{12}(?![0-9A-Za-z]))"
-    r"|(?P<provider>(?<![0-9A-Za-z])(?:" + "|".join(_PROVIDER_PREFIXES) + r")[-_]"
+    r"|(?P<provider>(?<![0-9A-Za-z])(?P<prefix>" + "|".join(_PROVIDER_PREFIXES) + r")[-_]"
     r"(?P<tail>[A-Za-z0-9]{8,})(?![0-9A-Za-z]))"
     r"|(?P<hex>(?<![0-9A-Za-z])[0-9A-Fa-f]{16,}(?![0-9A-Za-z]))"
     r"|(?P<ulid>(?<![0-9A-Za-z])[0-7][0-9A-HJKMNP-TV-Z]{25}(?![0-9A-Za-z]))"
     r"|(?P<b62>(?<![0-9A-Za-z])[A-Za-z0-9]{22,}(?![0-9A-Za-z]))"
 )
 """One pattern for every recognised shape; a match is a candidate, checked by :func:`_random`."""
+
+_HEX_RUN = re.compile(r"[0-9A-Fa-f]+")
 
 # A cheap first look: every shape holds a run of 8 hex digits or 8 letters-and-digits.
 _CANDIDATE = re.compile(r"[0-9A-Za-z]{8}")
@@ -79,6 +85,8 @@ def _random(match: re.Match[str]) -> str | None:
         return match.group("uuid")
     if kind == "provider":
         tail = match.group("tail")
+        if match.group("prefix") == "fp" and _HEX_RUN.fullmatch(tail):
+            return tail  # a fingerprint is hex, and all digits one time in a hundred
         return tail if _mixed(tail) else None
     if kind in ("hex", "ulid"):
         text = match.group(0)
