@@ -35,7 +35,7 @@ from .patch._json import (
     Operation,
     _clone,
     _copy,
-    _dumps,
+    _dumps_known,
     _encode,
     _Invalid,
     _value_error,
@@ -242,7 +242,7 @@ class StateManager:
         self._baseline, self._bytes = patched, patched_bytes
         if not ops:
             return Unchanged()  # the same JSON, keys in another order
-        if len(_dumps(ops, sort=False)) < len(encoded):
+        if len(_dumps_known(ops)) < len(encoded):
             return Delta(ops)
         return Snapshot._encoded(patched_bytes, loadable=loadable)
 

@@ -21,6 +21,7 @@ from ._json import (
     _checked_json,
     _copy,
     _dumps,
+    _dumps_known,
     _escape,
     _Invalid,
     _strict_eq,
@@ -154,10 +155,10 @@ class _Walk:
             old = a[key]
             kind = type(new)
             if type(old) is kind:
-                # Equal lists give no operations either way (the array diff would find that
-                # itself); == first is only cheaper.
+                # Equal lists give no operations either way (the array diff finds that itself);
+                # == first is only cheaper for short ones, long ones go straight to the diff.
                 if kind is list:
-                    if fast and old == new:
+                    if fast and len(new) <= _SHORT and old == new:
                         continue
                     self.array(old, new, f"{path}/{_escape(key)}")
                     continue
@@ -437,8 +438,9 @@ def _own_values(ops: list[Operation]) -> list[Any]:
 
 
 def _verified(patched: Any, b: Any, b_bytes: bytes) -> bytes | None:
-    """The compact JSON of ``patched`` if it is JSON-equal to ``b``, else None."""
-    patched_bytes = _dumps(patched, sort=False)
+    """The compact JSON of ``patched`` if it is JSON-equal to ``b``, else None (both are JSON
+    within MAX_DEPTH: ``b`` passed :func:`_dumps`, ``patched`` is built from it)."""
+    patched_bytes = _dumps_known(patched)
     if patched_bytes == b_bytes:
         return patched_bytes
     # The same JSON with keys in another order still counts.

@@ -233,6 +233,15 @@ def _dumps(value: Any, sort: bool) -> bytes:
     return padded[_PAD:-_PAD]
 
 
+def _dumps_known(value: Any) -> bytes:
+    """:func:`_dumps` (key order kept) of a value already known to be JSON within MAX_DEPTH (a
+    baseline, operations with copied values): no padding needed."""
+    try:
+        return orjson.dumps(value, option=_OPTS)
+    except TypeError:  # integers beyond 64 bits
+        return _dumps(value, sort=False)
+
+
 def _encode(value: Any) -> tuple[bytes, bool]:
     """:func:`_dumps` (key order kept), and whether ``orjson.loads`` reads the bytes back as
     the same value (not when integers beyond 64 bits went through the standard library)."""
