@@ -49,6 +49,8 @@ class ExamplesReport:
     output: str
     seconds: float
     unused: list[str] = field(default_factory=list)
+    skipped_modules: list[tuple[str, str]] = field(default_factory=list)
+    """(node id, reason) of each test module that skipped itself while being collected."""
 
     @property
     def ok(self) -> bool:
@@ -76,6 +78,7 @@ class _ExamplesCollector:
         self.progress = progress
         self.tests: dict[str, ExampleTest] = {}
         self.total = 0
+        self.skipped_modules: list[tuple[str, str]] = []
 
     def _shown(self, path: Path) -> str:
         resolved = path.resolve()
@@ -100,6 +103,14 @@ class _ExamplesCollector:
             test_name = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else item.name
             self.tests[item.nodeid] = ExampleTest(item.nodeid, example, f"{path.name}::{test_name}")
         self.total = len(items)
+
+    def pytest_collectreport(self, report: Any) -> None:
+        # A module that skips itself on import (pytest.importorskip of a framework this venv
+        # lacks, e.g. agent-framework-ag-ui beside ag-ui-protocol 1.x) has no tests to list:
+        # keep its reason for a note. It fails nothing.
+        if report.skipped and isinstance(report.longrepr, tuple):
+            reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+            self.skipped_modules.append((report.nodeid, reason))
 
     def pytest_runtest_teardown(self, item: Any) -> None:
         # Before the fixtures go: the agui session still holds its runs here.
@@ -182,7 +193,13 @@ def replay_examples(
         if line.lstrip().startswith("unused:")
     ]
     return ExamplesReport(
-        root, list(collector.tests.values()), code, output, time.monotonic() - started, unused
+        root,
+        list(collector.tests.values()),
+        code,
+        output,
+        time.monotonic() - started,
+        unused,
+        collector.skipped_modules,
     )
 
 
@@ -234,6 +251,8 @@ def _examples(args: argparse.Namespace, out: TextIO) -> int:
     cassettes = [t for t in tests if t.replayed]
     runs = sum(t.runs for t in cassettes)
     events = sum(t.events for t in cassettes)
+    for module, reason in report.skipped_modules:
+        out.write(style.yellow(f"skipped here, not replayed: {module}: {reason}") + "\n")
     for path in report.unused:
         out.write(style.red(f"unused cassette (no test replays it): {path}") + "\n")
     if not tests and report.exit_code in (0, 5):
