@@ -164,16 +164,6 @@ def weather_model(request: ProviderRequest) -> Iterator[str | ToolCallDelta]:
 
 ARGS = ("-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:hypothesispytest")
 
-# Run 2 of a conversation sends run 1's LangChain message ids back (built from the raw events).
-# agui_replay.normalize.Normalizer.events() then "keeps" those input ids (preserve) for every id
-# kind, which puts the raw ids in the renamer's names, so the payload pass leaves them raw in
-# run 2's STATE_SNAPSHOT and RAW events; the replay side re-normalizes the stored raw ids to
-# <id-N> placeholders and the run does not replay.
-PRESERVE_BUG = (
-    "agui_replay.normalize: ids named in an earlier run and sent back in the next run's input "
-    "stay raw inside that run's payloads (see the note above)"
-)
-
 
 def _cassette_runs(path: Path) -> list[dict[str, Any]]:
     """What a cassette compares: each run's input and events (not the provider's chunks)."""
@@ -198,16 +188,7 @@ def _strict_verify(cassette: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize(
-    "test_name",
-    [
-        "test_weather",
-        pytest.param(
-            "test_follow_up_on_the_same_thread",
-            marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=PRESERVE_BUG),
-        ),
-    ],
-)
+@pytest.mark.parametrize("test_name", ["test_weather", "test_follow_up_on_the_same_thread"])
 def test_a_langgraph_suite_records_replays_and_re_records_unchanged(
     pytester: pytest.Pytester, test_name: str
 ) -> None:

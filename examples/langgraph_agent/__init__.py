@@ -1,0 +1,1 @@
+"""A unit-converting assistant on LangGraph, served over AG-UI by ag-ui-langgraph."""
