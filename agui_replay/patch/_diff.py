@@ -44,7 +44,7 @@ def _same(a: Any, b: Any, eq: _Eq) -> bool:
 
 _SCALARS = frozenset((str, int, float, bool, type(None)))
 _SHORT = 16  # lists up to this length skip the prefix/suffix machinery
-_PROBE = 64  # items of a long list walked before _Walk._probe estimates the rest
+_PROBE = 16  # items of a long list walked before _Walk._probe estimates the rest
 
 
 class _TooBig(Exception):
@@ -202,18 +202,20 @@ class _Walk:
         for i in range(prefix + paired, b_end):
             self.add(f"{path}/{i}", b[i], a, i)
 
-    def _probe(self, a: list[Any], b: list[Any], path: str, at: int, stop: int, room: int) -> None:
+    def _probe(
+        self, a: list[Any], b: list[Any], path: str, start: int, at: int, stop: int, room: int
+    ) -> None:
         """Raise :class:`_TooBig` early when the rest of a long list of objects, ``a[at:stop]``
         against ``b[at:stop]``, is sure to overflow the budget.
 
-        Runs once per long list, after ``_PROBE`` items, and only when those items spent
+        Runs once per long list, after its first items (``a[start:at]``), and only when they spent
         enough that the rest, at the same rate, would overflow. The bound is rigorous: a
         member whose value differs between a pair of objects gives at least one operation under
         ``path/index/member``, and each such operation is at least 28 bytes plus the path.
         Members are counted by key, for all pairs at once, inside C iterators.
         """
         left = cast(int, self.room)
-        if (room - left) * (stop - at) < left * _PROBE:
+        if (room - left) * (stop - at) < left * (at - start):
             return
         first = b[at]
         if type(first) is not dict:
@@ -236,10 +238,12 @@ class _Walk:
         eq = self.eq
         fast = eq is operator.eq
         room = self.room
-        probe = start + _PROBE if room is not None and stop - start >= 4 * _PROBE else -1
+        probe = -1
+        if room is not None and stop - start >= 16:
+            probe = start + min(_PROBE, (stop - start) // 16)
         for i in range(start, stop):
             if i == probe:
-                self._probe(a, b, path, i, stop, cast(int, room))
+                self._probe(a, b, path, start, i, stop, cast(int, room))
             old, new = a[i], b[i]
             kind = type(new)
             if type(old) is kind:
