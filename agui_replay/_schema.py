@@ -213,7 +213,47 @@ def _operations(value: Any) -> str | None:
     return None
 
 
-_SPECIAL: dict[str, _Check] = {"messages": _messages, "delta": _operations, "patch": _operations}
+def _outcome(annotation: Any) -> _Check:
+    """An outcome union: a member of an unknown ``type`` is stripped by the reference (so the
+    event passes, without its outcome); a known one must fit its model."""
+    members: list[Any] = []
+    pending = [annotation]
+    while pending:
+        current = pending.pop()
+        if hasattr(current, "model_fields"):
+            members.append(current)
+        else:
+            pending.extend(typing.get_args(current))
+    tags = {getattr(m.model_fields.get("type"), "default", None): m for m in members}
+    checks = {tag: _modelled(model) for tag, model in tags.items() if isinstance(tag, str)}
+
+    def check(value: Any) -> str | None:
+        if type(value) is not dict:
+            return "a JSON object"
+        known = checks.get(value.get("type"))  # type: ignore[arg-type]
+        return None if known is None else known(value)
+
+    return check
+
+
+def _run_input(value: Any) -> str | None:
+    """RUN_STARTED's ``input``: a RunAgentInput, its messages read like a snapshot's."""
+    if type(value) is not dict:
+        return "a JSON object (a RunAgentInput)"
+    problem = _messages(value.get("messages", []))
+    if problem is not None:
+        return problem
+    return _RUN_INPUT({**value, "messages": []})
+
+
+_RUN_INPUT = _modelled(_core_events.RunAgentInput)
+
+_SPECIAL: dict[str, _Check] = {
+    "messages": _messages,
+    "delta": _operations,
+    "patch": _operations,
+    "input": _run_input,
+}
 
 _Field = tuple[str, bool, _Check]  # (wire name, required, checker)
 # Events whose `delta` is streamed text, not a patch.
@@ -246,6 +286,8 @@ def _build() -> dict[str, tuple[_Field, ...]]:
                 continue
             alias = info.alias or name
             check = _SPECIAL.get(alias) if kind not in _TEXT_DELTAS else None
+            if alias == "outcome":
+                check = _outcome(info.annotation)
             if check is None:
                 check, _ = _checker(info.annotation)
             fields.append((alias, info.is_required(), check))

@@ -15,7 +15,7 @@ from .errors import InvalidArgumentError
 from .events import to_wire
 from .state import StateManager
 
-__all__ = ["STREAM_ITEM_KINDS", "event_streams"]
+__all__ = ["STREAM_ITEM_KINDS", "SUBAGENT_STEP", "event_streams"]
 
 # -- event streams --------------------------------------------------------------------------
 
@@ -91,7 +91,7 @@ def _tool_thread(draw: st.DrawFn, ids: _Ids, parents: list[str], chunks: bool) -
     name = draw(st.sampled_from(["search", "get_weather", "write_file", "ask_user"]))
     args = orjson.dumps(draw(json_documents(max_depth=2, max_leaves=4))).decode()
     pieces = draw(chunk_splits(args, max_chunks=4))
-    parent = draw(st.sampled_from([None, *parents])) if parents else None
+    parent = draw(st.sampled_from([None, *parents, *parents])) if parents else None
     result: list[dict[str, Any]] = []
     if draw(st.booleans()):
         result.append(
@@ -184,6 +184,131 @@ def _run_end(
     return end
 
 
+Units = list[list[dict[str, Any]]]  # events in order, cut where others may come between
+
+
+def _units(thread: Thread) -> Units:
+    events, atomic = thread
+    return [events] if atomic else [[event] for event in events]
+
+
+def _interleave(draw: st.DrawFn, threads: list[Units]) -> Units:
+    """The units of every thread, each thread's in its own order, mixed at random."""
+    slots = [i for i, units in enumerate(threads) for _ in units]
+    positions = [0] * len(threads)
+    out: Units = []
+    for i in draw(st.permutations(slots)):
+        out.append(threads[i][positions[i]])
+        positions[i] += 1
+    return out
+
+
+def _item(
+    draw: st.DrawFn, ids: _Ids, kind: str, parents: list[str], step_names: list[str]
+) -> Thread:
+    """One item of a run: a thread of events (``parents``: text messages a call may join;
+    ``step_names``: names a step may take once, besides a fresh one)."""
+    if kind in ("text", "text_chunks"):
+        thread = _text_thread(draw, ids, kind == "text_chunks")
+        if kind == "text":
+            parents.append(thread[0][0]["messageId"])
+        return thread
+    if kind in ("tool", "tool_chunks"):
+        return _tool_thread(draw, ids, parents, kind == "tool_chunks")
+    if kind in ("reasoning", "reasoning_chunks"):
+        return _reasoning_thread(draw, ids, kind == "reasoning_chunks")
+    if kind == "step":
+        name = draw(st.sampled_from([*step_names, ids("step")]))
+        if name in step_names:
+            step_names.remove(name)
+        return (
+            [
+                {"type": "STEP_STARTED", "stepName": name},
+                {"type": "STEP_FINISHED", "stepName": name},
+            ],
+            False,
+        )
+    if kind == "custom":
+        value = draw(json_values(max_depth=1, max_leaves=3))
+        return ([{"type": "CUSTOM", "name": ids("custom"), "value": value}], False)
+    if kind == "raw":
+        event = draw(json_values(max_depth=1, max_leaves=3))
+        return ([{"type": "RAW", "event": event, "source": "provider"}], False)
+    if kind == "activity":
+        mid = ids("activity")
+        kind_name = draw(st.sampled_from(["progress", "plan"]))
+        return (
+            [
+                {
+                    "type": "ACTIVITY_SNAPSHOT",
+                    "messageId": mid,
+                    "activityType": kind_name,
+                    "content": {"done": 0},
+                },
+                {
+                    "type": "ACTIVITY_DELTA",
+                    "messageId": mid,
+                    "activityType": kind_name,
+                    "patch": [{"op": "replace", "path": "/done", "value": 1}],
+                },
+            ],
+            False,
+        )
+    user = {"id": ids("user"), "role": "user", "content": draw(_words)}
+    return ([{"type": "MESSAGES_SNAPSHOT", "messages": [user]}], False)
+
+
+# What a subagent's own events may be: everything but a MESSAGES_SNAPSHOT (the parent's).
+_SUBAGENT_KINDS = frozenset(STREAM_ITEM_KINDS) - {"messages_snapshot"}
+SUBAGENT_STEP = "work"
+"""The step name every subagent may use: steps are keyed by owner and name, so two subagents
+(and the parent) may run a step of the same name at once."""
+
+
+def _subagent(
+    draw: st.DrawFn,
+    ids: _Ids,
+    kinds: Sequence[str],
+    max_items: int,
+    parent: str | None,
+    depth: int,
+) -> Units:
+    """SUBAGENT_STARTED, the subagent's own items (every event tagged with its
+    ``subagentRunId``) and maybe a nested subagent, interleaved, then SUBAGENT_FINISHED or
+    SUBAGENT_ERROR."""
+    sid = ids("sub")
+    start: dict[str, Any] = {
+        "type": "SUBAGENT_STARTED",
+        "subagentRunId": sid,
+        "name": draw(st.sampled_from(["researcher", "writer", "critic"])),
+    }
+    if parent is not None:
+        start["parentSubagentRunId"] = parent
+    own = [k for k in kinds if k in _SUBAGENT_KINDS] or ["text"]
+    parents: list[str] = []
+    step_names = [SUBAGENT_STEP]
+    threads: list[Units] = []
+    for kind in draw(st.lists(st.sampled_from(own), min_size=1, max_size=max(1, max_items))):
+        events, atomic = _item(draw, ids, kind, parents, step_names)
+        threads.append(_units(([{**e, "subagentRunId": sid} for e in events], atomic)))
+    if depth < 2 and draw(st.integers(0, 3)) == 0:
+        threads.append(_subagent(draw, ids, kinds, max_items, sid, depth + 1))
+    body = _interleave(draw, threads)
+    if draw(st.booleans()) and SUBAGENT_STEP in step_names:
+        # A step around the subagent's whole work: it overlaps its siblings' steps of the same
+        # name, which is fine (steps are keyed by owner and name).
+        step = {"type": "STEP_STARTED", "stepName": SUBAGENT_STEP, "subagentRunId": sid}
+        body = [[step], *body, [{**step, "type": "STEP_FINISHED"}]]
+    end: dict[str, Any]
+    if draw(st.integers(0, 4)) == 0:
+        end = {"type": "SUBAGENT_ERROR", "subagentRunId": sid, "message": "the subagent failed"}
+    else:
+        end = {"type": "SUBAGENT_FINISHED", "subagentRunId": sid}
+        if draw(st.booleans()):
+            end["outcome"] = {"type": "success"}
+    return [[start], *body, [end]]
+
+
 @st.composite
 def event_streams(
     draw: st.DrawFn,
@@ -196,6 +321,7 @@ def event_streams(
     state: bool = True,
     interrupts: bool = True,
     run_errors: bool = True,
+    subagents: int = 0,
     thread_id: str = "thread-1",
 ) -> list[dict[str, Any]]:
     """Random VALID AG-UI streams (wire dicts), accepted by the verifier in both modes.
@@ -210,6 +336,12 @@ def event_streams(
     ``kinds`` picks the items a run is made of, from :data:`STREAM_ITEM_KINDS` (default: all;
     ``chunks=False`` leaves out the ``*_chunks`` ones); every run has ``min_items`` to
     ``max_items`` of them.
+
+    ``subagents`` (default 0): up to that many subagent invocations per run, each between its
+    SUBAGENT_STARTED and SUBAGENT_FINISHED (or SUBAGENT_ERROR), with its own items of the same
+    kinds, every event tagged with its ``subagentRunId``, sometimes with a nested subagent
+    (``parentSubagentRunId``), steps named :data:`SUBAGENT_STEP` by several owners at once, and
+    chunks streaming beside the parent's. Subagent ids are fresh in every invocation.
     """
     if kinds is None:
         kinds = [k for k in STREAM_ITEM_KINDS if chunks or not k.endswith("_chunks")]
@@ -219,76 +351,23 @@ def event_streams(
             f"event_streams(kinds=...) takes a non-empty selection of {STREAM_ITEM_KINDS}, "
             f"got {sorted(unknown) or 'nothing'}"
         )
+    if subagents < 0:
+        raise InvalidArgumentError(f"event_streams(subagents=...) must be >= 0, got {subagents}")
     stream: list[dict[str, Any]] = []
     for run in range(draw(st.integers(1, max_runs))):
         ids = _Ids(f"run-{run + 1}")
-        threads: list[Thread] = []
         parents: list[str] = []
+        threads: list[Units] = []
         items = st.lists(st.sampled_from(list(kinds)), min_size=min_items, max_size=max_items)
+        step_names = [SUBAGENT_STEP] if subagents else []
         for kind in draw(items):
-            if kind in ("text", "text_chunks"):
-                thread = _text_thread(draw, ids, kind == "text_chunks")
-                if kind == "text":
-                    parents.append(thread[0][0]["messageId"])
-            elif kind in ("tool", "tool_chunks"):
-                thread = _tool_thread(draw, ids, parents, kind == "tool_chunks")
-            elif kind in ("reasoning", "reasoning_chunks"):
-                thread = _reasoning_thread(draw, ids, kind == "reasoning_chunks")
-            elif kind == "step":
-                name = ids("step")
-                thread = (
-                    [
-                        {"type": "STEP_STARTED", "stepName": name},
-                        {"type": "STEP_FINISHED", "stepName": name},
-                    ],
-                    False,
-                )
-            elif kind == "custom":
-                value = draw(json_values(max_depth=1, max_leaves=3))
-                thread = ([{"type": "CUSTOM", "name": ids("custom"), "value": value}], False)
-            elif kind == "raw":
-                event = draw(json_values(max_depth=1, max_leaves=3))
-                thread = ([{"type": "RAW", "event": event, "source": "provider"}], False)
-            elif kind == "activity":
-                mid = ids("activity")
-                kind_name = draw(st.sampled_from(["progress", "plan"]))
-                thread = (
-                    [
-                        {
-                            "type": "ACTIVITY_SNAPSHOT",
-                            "messageId": mid,
-                            "activityType": kind_name,
-                            "content": {"done": 0},
-                        },
-                        {
-                            "type": "ACTIVITY_DELTA",
-                            "messageId": mid,
-                            "activityType": kind_name,
-                            "patch": [{"op": "replace", "path": "/done", "value": 1}],
-                        },
-                    ],
-                    False,
-                )
-            else:
-                user = {"id": ids("user"), "role": "user", "content": draw(_words)}
-                thread = ([{"type": "MESSAGES_SNAPSHOT", "messages": [user]}], False)
-            threads.append(thread)
+            threads.append(_units(_item(draw, ids, kind, parents, step_names)))
         if state and draw(st.booleans()):
-            threads.append(_state_thread(draw, max_steps=4))
-        slots = [
-            i
-            for i, (events, atomic) in enumerate(threads)
-            for _ in (events[:1] if atomic else events)
-        ]
-        order = draw(st.permutations(slots))
-        positions = [0] * len(threads)
+            threads.append(_units(_state_thread(draw, max_steps=4)))
+        for _ in range(draw(st.integers(0, subagents))):
+            threads.append(_subagent(draw, ids, kinds, max(1, max_items // 2), None, 0))
         stream.append({"type": "RUN_STARTED", "threadId": thread_id, "runId": ids.run_id})
-        for i in order:
-            events, atomic = threads[i]
-            if atomic:
-                stream.extend(events)
-            else:
-                stream.append(events[positions[i]])
-                positions[i] += 1
+        for unit in _interleave(draw, threads):
+            stream.extend(unit)
         stream.append(_run_end(draw, ids, thread_id, run_errors, interrupts))
     return stream

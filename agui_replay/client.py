@@ -618,6 +618,9 @@ class Session:
     def _run_finished(self, event: Mapping[str, Any], index: int) -> None:
         outcome = event.get("outcome")
         outcome_type = outcome.get("type") if isinstance(outcome, Mapping) else None
+        if outcome_type not in _OUTCOMES:
+            # The reference client strips an outcome of a type it does not know: success.
+            outcome, outcome_type = None, None
         self.result = _json_copy(event.get("result"))
         if outcome_type == "interrupt":
             assert isinstance(outcome, Mapping)
@@ -644,6 +647,7 @@ class Session:
 
 
 _ABSENT: Any = object()
+_OUTCOMES = frozenset({"success", "interrupt", "cancelled"})
 
 
 def _malformed(event: Mapping[str, Any], index: int, exc: Exception) -> NoReturn:

@@ -47,7 +47,7 @@ from ._strategies_json import (
     mutations,
     resplit,
 )
-from ._strategies_streams import STREAM_ITEM_KINDS, event_streams
+from ._strategies_streams import STREAM_ITEM_KINDS, SUBAGENT_STEP, event_streams
 from .client import Session
 from .patch import json_equal
 from .state import StateManager, encode_state
@@ -55,6 +55,7 @@ from .state import StateManager, encode_state
 __all__ = [
     "AWKWARD_KEYS",
     "STREAM_ITEM_KINDS",
+    "SUBAGENT_STEP",
     "assert_state_round_trip",
     "check_state_round_trip",
     "chunk_splits",

@@ -5,7 +5,7 @@
 // Usage: node reference_verdicts.mjs < streams.json   (a JSON list of event lists)
 // Prints a JSON list of {ok, index, error, state, messages, warnings}.
 import { readFileSync } from "node:fs";
-import { from, lastValueFrom, tap, toArray } from "rxjs";
+import { catchError, from, lastValueFrom, tap, toArray } from "rxjs";
 import {
   CompatibilityBoundary,
   defaultApplyEvents,
@@ -22,6 +22,7 @@ for (const events of streams) {
   const warn = console.warn;
   console.warn = () => { warnings += 1; };
   let fed = -1;
+  let refused = null;
   const boundary = new CompatibilityBoundary();
   const agent = { messages: [], state: {}, pendingInterrupts: [] };
   let messages = [];
@@ -36,7 +37,16 @@ for (const events of streams) {
         complete: () => sub.complete(),
       }))),
     );
-    const verified = verifyEvents(false)(transformChunks(false)(enforceEvents(false)(source)));
+    // The stages run synchronously per source event, but an error reaches the end of the
+    // pipeline late (the applier buffers): note which source event each stage was on when
+    // it failed.
+    const stage = (operator, input) => {
+      let at = -1;
+      return operator(input.pipe(tap(() => { at = fed; }))).pipe(
+        catchError((error) => { refused ??= at; throw error; }),
+      );
+    };
+    const verified = stage(verifyEvents(false), stage(transformChunks(false), stage(enforceEvents(false), source)));
     const input = { threadId: "t", runId: "r", messages: [], state: {}, tools: [], context: [], forwardedProps: {} };
     const mutations = defaultApplyEvents(input, verified, agent, []);
     await lastValueFrom(
@@ -50,7 +60,11 @@ for (const events of streams) {
     );
     verdict = { ok: true, index: null, error: null };
   } catch (error) {
-    verdict = { ok: false, index: fed, error: String(error && error.message ? error.message : error) };
+    verdict = {
+      ok: false,
+      index: refused ?? fed,
+      error: String(error && error.message ? error.message : error),
+    };
   } finally {
     console.warn = warn;
   }
