@@ -101,11 +101,25 @@ def run_finished(thread_id: str, run_id: str, outcome: BaseModel | None) -> Base
 
 
 def input_model(data: Mapping[str, Any]) -> RunAgentInput:
-    """Validate a wire ``RunAgentInput``; on 0.1.x a missing ``forwardedProps`` is ``null``.
+    """Validate a wire ``RunAgentInput`` the way 1.0 reads it, on any supported release.
 
-    1.0 made ``forwardedProps`` optional; 0.1.x requires the key (any value). Dumped with
-    ``exclude_none`` as the package does, both give the same wire input.
+    1.0 made ``tools``, ``context``, ``state`` and ``forwardedProps`` optional; 0.1.x requires
+    the keys (``messages`` both require). On 0.1.x a missing one is filled as 1.0 assumes (empty lists,
+    ``null``); dumped with ``exclude_none`` as the package does, both give the same wire input.
     """
-    if LEGACY_PROTOCOL and "forwardedProps" not in data and "forwarded_props" not in data:
-        data = {**data, "forwardedProps": None}
+    if LEGACY_PROTOCOL:
+        filled = dict(data)
+        for wire, snake, empty in _LEGACY_REQUIRED:
+            if wire not in filled and snake not in filled:
+                filled[wire] = empty() if callable(empty) else empty
+        data = filled
     return RunAgentInput.model_validate(dict(data))
+
+
+# Fields 1.0 made optional that 0.1.x requires: (wire name, python name, what 1.0 assumes).
+_LEGACY_REQUIRED: tuple[tuple[str, str, Any], ...] = (
+    ("tools", "tools", list),
+    ("context", "context", list),
+    ("state", "state", None),
+    ("forwardedProps", "forwarded_props", None),
+)
