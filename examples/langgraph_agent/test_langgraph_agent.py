@@ -5,8 +5,8 @@ configuration (RAW events and all) in a FastAPI app, its graph calling the model
 LangChain's ``ChatOpenAI`` pointed at ``agui.provider.base_url``. ``agui.arun`` posts each run
 to the app in process. Nothing of LangChain or LangGraph is patched: the ids they mint at random
 (message ids, run ids, checkpoint ids) are deterministic during every ``agui.arun``, and what
-is left random (the provider's ``chatcmpl-``/``call_`` ids) is normalized in the cassette and
-in the snapshots.
+is left random (the provider's ``call_`` ids and ``fp_`` system fingerprints, which LangChain
+copies into the state) is normalized in the cassette and in the snapshots.
 
 Recording against OpenAI, with the key kept out of the cassettes::
 
