@@ -9,7 +9,9 @@ fields. Recognised, bare or embedded in a longer string:
 * ULIDs (26 Crockford base-32 characters);
 * provider ids: ``chatcmpl-``, ``call_``, ``toolu_``, ``srvtoolu_``, ``msg_``, ``resp_``,
   ``fc_``, ``rs_``, ``run_``, ``thread_``, ``asst_``, ``file_``, ``req_``, ``item_``,
-  ``evt_``, ``batch_`` followed by a random-looking tail of 8 or more letters and digits;
+  ``evt_``, ``batch_`` followed by a random-looking tail of 8 or more letters and digits,
+  or of 20 or more letters whose case is scrambled the way no word's is (one OpenAI
+  ``call_`` id in 70 draws no digit among its 24 characters);
 * OpenAI's ``system_fingerprint`` (``fp_`` and 8 or more hex digits, e.g. ``fp_44709d6fcb``),
   which LangChain copies into every AI message's ``response_metadata`` and so into the state;
   a fingerprint changes from response to response, and its hex may happen to be all digits;
@@ -17,13 +19,15 @@ fields. Recognised, bare or embedded in a longer string:
   UUIDs, trace ids);
 * base-62 runs of 22 or more characters with digits, upper and lower case mixed.
 
-"Random-looking" means the tail mixes letters and digits, so words (``msg_important``) and
+"Random-looking" means the tail mixes letters and digits (or, after a provider prefix, upper
+and lower case the way no word does), so words (``msg_important``, ``item_selectedRecipe``) and
 numbers (a nanosecond timestamp) are left alone. The placeholders this package writes
 (``<id-1>``) and its own run-derived ids (``run-1-msg-1``) never match.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 
@@ -64,6 +68,8 @@ _HEX_RUN = re.compile(r"[0-9A-Fa-f]+")
 
 # A cheap first look: every shape holds a run of 8 hex digits or 8 letters-and-digits.
 _CANDIDATE = re.compile(r"[0-9A-Za-z]{8}")
+_TWO_CAPITALS = re.compile(r"[A-Z]{2}")
+_TWO_SMALL = re.compile(r"[a-z]{2}")
 
 
 def _mixed(text: str) -> bool:
@@ -78,6 +84,23 @@ def _mixed(text: str) -> bool:
     return False
 
 
+def _scrambled(text: str) -> bool:
+    """20+ letters mixed like a base-62 draw that happens to hold no digit.
+
+    The case flips 7 times or more (a random 24-letter draw: about 12), and two capitals stand
+    together somewhere, as do two small letters. A camelCase name puts two capitals together
+    only around an acronym or a one-letter word.
+    """
+    if len(text) < 20 or not text.isalpha():
+        return False
+    flips = sum(1 for a, b in itertools.pairwise(text) if a.isupper() != b.isupper())
+    return (
+        flips >= 7
+        and _TWO_CAPITALS.search(text) is not None
+        and _TWO_SMALL.search(text) is not None
+    )
+
+
 def _random(match: re.Match[str]) -> str | None:
     """The part of the match that is random (``None`` when it is not random after all)."""
     kind = match.lastgroup
@@ -87,7 +110,7 @@ def _random(match: re.Match[str]) -> str | None:
         tail = match.group("tail")
         if match.group("prefix") == "fp" and _HEX_RUN.fullmatch(tail):
             return tail  # a fingerprint is hex, and all digits one time in a hundred
-        return tail if _mixed(tail) else None
+        return tail if _mixed(tail) or _scrambled(tail) else None
     if kind in ("hex", "ulid"):
         text = match.group(0)
         return text if _mixed(text) else None
