@@ -24,6 +24,7 @@ Strategies: :func:`json_values`, :func:`json_documents`, :func:`mutations`,
 from __future__ import annotations
 
 import collections.abc
+import contextlib
 import dataclasses
 import enum
 import types
@@ -35,6 +36,7 @@ import orjson
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
+from ._appliers import Applier, get_applier, js_number_view
 from ._strategies_json import (
     AWKWARD_KEYS,
     MAX_SAFE_INTEGER,
@@ -49,6 +51,8 @@ from ._strategies_json import (
 )
 from ._strategies_streams import STREAM_ITEM_KINDS, SUBAGENT_STEP, event_streams
 from .client import Session
+from .errors import InvalidArgumentError
+from .events import to_wire
 from .patch import json_equal
 from .state import StateManager, encode_state
 
@@ -256,14 +260,24 @@ def _show(value: Any, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def assert_state_round_trip(states: Sequence[Any], *, verify: bool = True) -> Session:
+def assert_state_round_trip(
+    states: Sequence[Any], *, verify: bool = True, appliers: Sequence[str] = ("session",)
+) -> Session:
     """Publish every value through a :class:`~agui_replay.state.StateManager`, apply the events
     with a :class:`~agui_replay.client.Session`, and check after every step that the client's
     state equals the value just published, JSON-strictly (``1``, ``1.0`` and ``true`` differ).
 
+    ``appliers`` adds other clients' JSON Patch appliers, each keeping its own document from
+    the snapshots and every published delta: ``"jsonpatch"`` (the Python package) and
+    ``"fast-json-patch"`` (the TypeScript client's, run by Node; compared with JavaScript's
+    single number type), or ``"available"`` for every one that is installed. Each must rebuild
+    the same document after every step.
+
     Raises ``AssertionError`` naming the step, the event that was sent, what was published and
     what the client holds. Returns the session (its ``state`` is the last value's JSON).
     """
+    others = _appliers(appliers)
+    docs: dict[str, Any] = dict.fromkeys(others)
     manager = StateManager()
     session = Session(verify=verify)
     session.apply({"type": "RUN_STARTED", "threadId": "round-trip", "runId": "round-trip"})
@@ -275,6 +289,11 @@ def assert_state_round_trip(states: Sequence[Any], *, verify: bool = True) -> Se
             session.apply(event)
         sent.append(f"  step {step}: {type(published).__name__} {_show(event, 160)}")
         expected = _as_json(value)
+        if event is not None:
+            wire = to_wire(event)
+            for name, apply in others.items():
+                docs[name] = _other_apply(name, apply, docs[name], wire, step, sent)
+                _check_other(name, docs[name], expected, step, len(states), sent)
         if session.errors or not json_equal(session.state, expected):
             problem = (
                 f"the client could not apply it: {session.errors[-1]}"
@@ -291,12 +310,58 @@ def assert_state_round_trip(states: Sequence[Any], *, verify: bool = True) -> Se
     return session.finish()
 
 
+def _appliers(names: Sequence[str]) -> dict[str, Applier]:
+    if isinstance(names, str):
+        names = [names]
+    chosen: dict[str, Applier] = {}
+    for name in names:
+        if name == "session":
+            continue
+        if name == "available":
+            for other in ("jsonpatch", "fast-json-patch"):
+                with contextlib.suppress(InvalidArgumentError):
+                    chosen[other] = get_applier(other)
+            continue
+        chosen[name] = get_applier(name)
+    return chosen
+
+
+def _other_apply(
+    name: str, apply: Applier, doc: Any, event: dict[str, Any], step: int, sent: list[str]
+) -> Any:
+    if event["type"] == "STATE_SNAPSHOT":
+        return orjson.loads(orjson.dumps(event["snapshot"]))
+    try:
+        return apply(doc, event["delta"])
+    except Exception as exc:  # each applier raises its own kind
+        raise AssertionError(
+            f"state round trip broke at step {step}: {name} could not apply the delta: "
+            f"{type(exc).__name__}: {exc}\nevents sent:\n" + "\n".join(sent[-8:])
+        ) from None
+
+
+def _check_other(
+    name: str, doc: Any, expected: Any, step: int, steps: int, sent: list[str]
+) -> None:
+    if name == "fast-json-patch":
+        same = json_equal(js_number_view(doc), js_number_view(expected))
+    else:
+        same = json_equal(doc, expected)
+    if not same:
+        raise AssertionError(
+            f"state round trip broke at step {step} of {steps}: {name} rebuilt another "
+            f"document from the same events\npublished: {_show(expected)}\n"
+            f"{name} has: {_show(doc)}\nevents sent:\n" + "\n".join(sent[-8:])
+        )
+
+
 def check_state_round_trip(
     state_type: Any,
     data: st.DataObject | None = None,
     *,
     max_steps: int = 8,
     max_examples: int = 100,
+    appliers: Sequence[str] = ("session",),
 ) -> None:
     """Check the StateManager -> Session round trip for ``state_type`` (pydantic model,
     dataclass, TypedDict, ``dict``).
@@ -307,7 +372,7 @@ def check_state_round_trip(
     """
     sequences = state_sequences(state_type, max_steps=max_steps)
     if data is not None:
-        assert_state_round_trip(data.draw(sequences, label="states"))
+        assert_state_round_trip(data.draw(sequences, label="states"), appliers=appliers)
         return
 
     @settings(
@@ -318,6 +383,6 @@ def check_state_round_trip(
     )
     @given(sequences)
     def run(states: list[Any]) -> None:
-        assert_state_round_trip(states)
+        assert_state_round_trip(states, appliers=appliers)
 
     run()

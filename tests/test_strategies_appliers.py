@@ -1,0 +1,76 @@
+"""Deltas that travel: every published delta rebuilds the same document in other clients'
+JSON Patch appliers (the Python ``jsonpatch`` package; ``fast-json-patch``, which the
+TypeScript client uses, under Node where it is installed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agui_replay._appliers import fast_json_patch_path, js_number_view
+from agui_replay.errors import InvalidArgumentError
+from agui_replay.strategies import (
+    AWKWARD_KEYS,
+    assert_state_round_trip,
+    check_state_round_trip,
+    json_documents,
+    mutation_sequences,
+)
+
+FAST = fast_json_patch_path()
+needs_node = pytest.mark.skipif(
+    FAST is None,
+    reason="Node or the fast-json-patch npm package is missing (set AGUI_REPLAY_FAST_JSON_PATCH "
+    "or run tests/test_cli_serve_ts.py once to install the reference client)",
+)
+SEQUENCES = mutation_sequences(json_documents(max_depth=3, max_leaves=24), max_steps=8)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(SEQUENCES)
+def test_jsonpatch_rebuilds_every_published_document(states: list[Any]) -> None:
+    assert_state_round_trip(states, appliers=["session", "jsonpatch"])
+
+
+@needs_node
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(SEQUENCES)
+def test_fast_json_patch_rebuilds_every_published_document(states: list[Any]) -> None:
+    assert_state_round_trip(states, appliers=["fast-json-patch"])
+
+
+@needs_node
+@pytest.mark.parametrize("key", AWKWARD_KEYS)
+def test_awkward_keys_travel(key: str) -> None:
+    # Keys that look like indexes, "-", "~" and "/" in every kind of change.
+    states = [
+        {key: [1, 2, 3], "k": {key: 1}},
+        {key: [1, 3], "k": {key: 2, "n": [key]}},
+        {key: [0, 1, 3], "k": {}},
+        {"k": {key: {key: [key]}}},
+        {"k": [{key: 1}, {key: 2}]},
+        {"k": [{key: 2}]},
+    ]
+    assert_state_round_trip(states, appliers=["jsonpatch", "fast-json-patch"])
+
+
+@pytest.mark.parametrize("appliers", [["jsonpatch"], "available"])
+def test_check_state_round_trip_takes_appliers(appliers: Any) -> None:
+    check_state_round_trip(dict, max_examples=10, max_steps=4, appliers=appliers)
+
+
+def test_unknown_appliers_are_refused() -> None:
+    with pytest.raises(InvalidArgumentError, match="unknown applier"):
+        assert_state_round_trip([{}], appliers=["yaml"])
+
+
+@given(st.recursive(st.integers() | st.floats(allow_nan=False), lambda c: st.lists(c, max_size=3)))
+def test_the_javascript_number_view(value: Any) -> None:
+    # One number type: 1.0 reads as 1 (within 2**53), and the value stays the same number.
+    view = js_number_view(value)
+    assert view == value
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        assert type(view) is int
