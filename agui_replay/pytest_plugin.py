@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import stat
 import sys
+import time
 from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +46,7 @@ MARKER = "agui"
 MARKER_KWARGS = (
     "record_mode",
     "cassette",
+    "cassette_outside",
     "upstream",
     "secrets",
     "normalize",
@@ -54,7 +58,8 @@ MARKER_KWARGS = (
     "id_generators",
 )
 _MARKER_DOC = (
-    f"{MARKER}(record_mode=None, cassette=None, upstream=None, secrets=(), normalize=True, "
+    f"{MARKER}(record_mode=None, cassette=None, cassette_outside=False, upstream=None, "
+    "secrets=(), normalize=True, "
     "match='order', freeze_time=True, hosts=(), intercept=True, deterministic_ids=True, "
     "id_generators=()): agui-replay settings for "
     "this test; the marker wins over the command line and the conftest fixtures"
@@ -80,6 +85,7 @@ class _State:
     stems: set[str] = field(default_factory=set)
     whole_suite: bool = False
     unused: list[str] = field(default_factory=list)
+    stale_removed: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -99,6 +105,13 @@ class _State:
 
 
 _STATE = pytest.StashKey[_State]()
+# The temporary file of agui_replay.cassette.atomic_write_text (".<name>.<pid>.<8 hex>.tmp"),
+# copied here so the session start imports no engine; tests/test_paths.py keeps them equal.
+_TEMP_FILE = re.compile(r"\A\..+\.[0-9]+\.[0-9a-f]{8}\.tmp\Z", re.DOTALL)
+STALE_TEMP_SECONDS = 60.0
+"""A temporary cassette file older than this was left by a killed process: removed."""
+_REPORTED = pytest.StashKey[int]()
+"""How many of the test's guard violations a failure has reported so far."""
 _WORKER_KEY = "agui_replay"
 
 
@@ -289,13 +302,33 @@ def _default_cassette(state: _State, item: pytest.Item) -> Path:
 
 
 def _cassette_for(state: _State, item: pytest.Item) -> Path:
-    given = _marker_kwargs(item).get("cassette")
+    """The marker's ``cassette=`` inside the cassette folder, else the default location.
+
+    A value that is not a usable path, or that leaves the folder without
+    ``cassette_outside=True``, raises ``pytest.UsageError`` naming the test and the value; the
+    ``agui_cassette_path`` fixture turns it into a failure of that test alone.
+    """
+    marker = _marker_kwargs(item)
+    given = marker.get("cassette")
     if given is None:
         return _default_cassette(state, item)
-    path = Path(os.fspath(given))
-    if path.suffix != ".json":
-        path = path.with_name(path.name + ".json")
-    return path if path.is_absolute() else state.cassette_dir / path
+    outside = marker.get("cassette_outside", False)
+    if not isinstance(outside, bool):
+        raise pytest.UsageError(
+            f"{item.nodeid}: @pytest.mark.{MARKER}(cassette_outside=...) takes True or False, "
+            f"not {outside!r}"
+        )
+    from agui_replay.cassette import contained_cassette_path
+    from agui_replay.errors import InvalidArgumentError
+
+    try:
+        return contained_cassette_path(
+            state.cassette_dir, given, allow_outside=outside, opt_in="cassette_outside=True"
+        )
+    except InvalidArgumentError as exc:
+        raise pytest.UsageError(
+            f"{item.nodeid}: @pytest.mark.{MARKER}(cassette={given!r}) {exc}"
+        ) from None
 
 
 def _record_command(item: pytest.Item) -> str:
@@ -382,7 +415,10 @@ def agui_cassette_path(request: pytest.FixtureRequest) -> Path:
     """This test's cassette file (the marker's ``cassette=`` or the default location)."""
     item = request.node
     assert isinstance(item, pytest.Item)
-    return _cassette_for(request.config.stash[_STATE], item)
+    try:
+        return _cassette_for(request.config.stash[_STATE], item)
+    except pytest.UsageError as exc:  # a bad marker value: this test fails, the others run
+        pytest.fail(str(exc), pytrace=False)
 
 
 @pytest.fixture
@@ -450,15 +486,21 @@ def agui(
         )
     except InvalidArgumentError as exc:  # a bad rule or id generator: this test fails alone
         pytest.fail(f"{item.nodeid}: {exc}", pytrace=False)
-    try:
-        yield session
-    finally:
-        written = session.finish()
-        key = _show_path(state, session.path)
-        if written is not None:
-            state.recorded.add(key)
-        elif session.outcome == "replayed":
-            state.replayed.add(key)
+    # A replaying test is guarded from here to the end of this fixture's teardown: the fixtures
+    # set up after this one (the agent's SDK client), the test, and their teardown.
+    with session.guard.guarding(session.replay_only):
+        try:
+            yield session
+        finally:
+            written = session.finish()
+            key = _show_path(state, session.path)
+            if written is not None:
+                state.recorded.add(key)
+            elif session.outcome == "replayed":
+                state.replayed.add(key)
+    unreported = session.guard.violations[item.stash.get(_REPORTED, 0) :]
+    if unreported:  # blocked during teardown (and swallowed there)
+        pytest.fail(f"NetworkBlockedError: {unreported[0]}", pytrace=False)
 
 
 def _snapshot_rules(request: pytest.FixtureRequest, agui_normalizers: list[Any]) -> list[Any]:
@@ -498,6 +540,33 @@ def _hosts(value: Any) -> list[str]:
     if isinstance(value, Mapping):
         return [f"{name}={host}" for name, host in value.items()]
     return [str(v) for v in value]
+
+
+def remove_stale_temp_files(
+    folder: Path, *, older_than: float = STALE_TEMP_SECONDS, now: float | None = None
+) -> list[str]:
+    """Delete, under ``folder``, the temporary files of cassette writes that a killed process
+    left behind: only names of ``atomic_write_text``'s pattern (``.<name>.<pid>.<hex>.tmp``),
+    regular files, last modified more than ``older_than`` seconds ago (a write in progress in
+    another process is younger). Returns the paths removed."""
+    removed: list[str] = []
+    if not folder.is_dir():
+        return removed
+    limit = (time.time() if now is None else now) - older_than
+    for base, _dirs, files in os.walk(folder):
+        for name in files:
+            if not _TEMP_FILE.match(name):
+                continue
+            path = os.path.join(base, name)
+            try:
+                info = os.lstat(path)  # a symlink is not ours: never followed, never removed
+                if not stat.S_ISREG(info.st_mode) or info.st_mtime > limit:
+                    continue
+                os.unlink(path)
+            except OSError:
+                continue  # gone meanwhile, or not ours to remove
+            removed.append(path)
+    return sorted(removed)
 
 
 def _show_path(state: _State, path: Path) -> str:
@@ -567,7 +636,36 @@ class _Hooks:
         except failures as exc:
             # Our failures explain themselves; a traceback through the plugin would bury that.
             raise pytest.fail.Exception(f"{type(exc).__name__}: {exc}", pytrace=False) from None
+        finally:
+            item.stash[_REPORTED] = len(session.guard.violations)
         return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        # The guard is up from the agui fixture's setup on: a fixture set up after it that
+        # dialed out and swallowed the refusal fails the setup.
+        try:
+            result = yield
+        except BaseException:
+            self._mark_reported(item)
+            raise
+        violations = self._violations(item)
+        item.stash[_REPORTED] = len(violations)
+        if violations:
+            raise pytest.fail.Exception(
+                f"NetworkBlockedError: {violations[0]}", pytrace=False
+            ) from None
+        return result
+
+    @staticmethod
+    def _violations(item: pytest.Item) -> list[str]:
+        session = getattr(item, "funcargs", {}).get("agui")
+        guard = getattr(session, "guard", None)
+        violations = getattr(guard, "violations", None)
+        return list(violations) if isinstance(violations, list) else []
+
+    def _mark_reported(self, item: pytest.Item) -> None:
+        item.stash[_REPORTED] = len(self._violations(item))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(
@@ -592,6 +690,10 @@ class _Hooks:
             pytest.Config.ArgsSource.INVOCATION_DIR,
             pytest.Config.ArgsSource.TESTPATHS,
         ) and not (config.getoption("lf", False) or config.getoption("stepwise", False))
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if not hasattr(session.config, "workerinput"):  # under xdist, the controller does it
+            self.state.stale_removed = remove_stale_temp_files(self.state.cassette_dir)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -635,10 +737,13 @@ class _Hooks:
         self, terminalreporter: Any, exitstatus: int, config: pytest.Config
     ) -> None:
         state = self.state
-        if not (state.recorded or state.replayed or state.unused):
+        if not (state.recorded or state.replayed or state.unused or state.stale_removed):
             return
         write = terminalreporter.write_line
         terminalreporter.section("agui-replay")
+        for path in state.stale_removed:
+            shown = _show_path(state, Path(path))
+            write(f"  removed a stale temporary file of an interrupted write: {shown}")
         counts = (
             f"{len(state.recorded)} cassette(s) recorded, {len(state.replayed)} replayed, "
             f"{len(state.unused)} unused"
