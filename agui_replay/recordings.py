@@ -335,6 +335,8 @@ def _run_session(run: RecordedRun, previous: Session | None) -> Session:
     A cassette recorded the input, so its state and messages are the client's; a bare stream
     carries the previous run's client over.
     """
+    if run.input is None and previous is not None:
+        return previous  # a bare stream: the same client goes on (no copy per run)
     state = previous.state if previous is not None else None
     messages: list[Any] = list(previous.messages) if previous is not None else []
     if run.input is not None:
