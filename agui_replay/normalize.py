@@ -357,11 +357,22 @@ class Normalizer:
     def _event_payload(self, event: WireEvent) -> None:
         streamed = event.get("type") in _STREAMED
         for key, value in event.items():
-            if key in _NOT_PAYLOAD or (streamed and key == "delta"):
+            if key in _NOT_PAYLOAD or value.__class__ in _PLAIN:
                 continue
-            if value.__class__ in _PLAIN:
+            if streamed and key == "delta":
+                # Streamed text is the model's (or the agent's) own words: only ids that were
+                # named already are renamed in it (a confirmation's arguments that name the call
+                # they confirm); nothing new is taken for an id there.
+                if isinstance(value, str):
+                    event[key] = replace_ids(value, self._known)
                 continue
             event[key] = self._payload(value)
+
+    def _known(self, token: str, part: str) -> str:
+        known = self._renamer.by_value.get(token)
+        if known is None:
+            known = self._generic.get(token)
+        return token if known is None else known
 
     def _payload(self, value: Any) -> Any:
         if isinstance(value, str):

@@ -270,20 +270,7 @@ def test_an_agent_framework_suite_records_replays_verifies_and_rerecords(
     replayed.assert_outcomes(passed=2)
     assert digest(files(cassette_dir, "**/*.json")) == digest(cassettes_again)
 
-    # Known: agui_replay.normalize leaves the `delta` of TOOL_CALL_ARGS alone, and
-    # agent-framework-ag-ui sends confirm_changes' arguments, which name the provider's call id
-    # ("function_call_id": "call_..."), in one such delta. That line alone follows the
-    # provider's ids; any other change fails here.
-    unexplained = [
-        (name, old, new)
-        for name, old, new in changed
-        if '"TOOL_CALL_ARGS"' not in old
-        or PROVIDER_CALL_ID.sub("call_*", old) != PROVIDER_CALL_ID.sub("call_*", new)
-    ]
-    assert unexplained == []
-    if changed:
-        pytest.xfail(
-            f"re-recording changed {len(changed)} snapshot line(s), confirm_changes' "
-            "TOOL_CALL_ARGS: the provider's call id inside a streamed delta is not normalized "
-            "(agui_replay/normalize.py skips the `delta` of streamed events)"
-        )
+    # agent-framework-ag-ui sends confirm_changes' arguments, which name the provider's call
+    # id ("function_call_id": "call_..."), in one TOOL_CALL_ARGS delta: normalization renames
+    # an id named already even there, so no snapshot line follows the provider's ids.
+    assert changed == []

@@ -140,6 +140,27 @@ def test_normalizing_a_normalized_cassette_changes_nothing() -> None:
     assert twice == once
 
 
+def test_streamed_text_renames_only_ids_named_already() -> None:
+    call = "call_3d9b75974f60000026cbbdd0"
+    events = normalize_events(
+        [
+            {"type": "RUN_STARTED", "threadId": "t", "runId": "run-1"},
+            {"type": "TOOL_CALL_START", "toolCallId": call, "toolCallName": "update_recipe"},
+            {"type": "TOOL_CALL_END", "toolCallId": call},
+            {"type": "TOOL_CALL_START", "toolCallId": "confirm-1", "toolCallName": "confirm"},
+            {
+                "type": "TOOL_CALL_ARGS",
+                "toolCallId": "confirm-1",
+                "delta": f'{{"function_call_id": "{call}", "other": "call_Zz9YxW8vU7tS6rQ5"}}',
+            },
+            {"type": "TOOL_CALL_END", "toolCallId": "confirm-1"},
+        ]
+    )
+    assert events[4]["delta"] == (
+        '{"function_call_id": "run-1-call-1", "other": "call_Zz9YxW8vU7tS6rQ5"}'
+    )
+
+
 def test_streamed_text_is_left_alone() -> None:
     secret_looking = "ref 3f1c9a2b-4d5e-4f70-8192-a3b4c5d6e7f8"
     events = normalize_events(
