@@ -200,6 +200,32 @@ def test_verify_accepts_a_recorded_stream_in_both_modes(
             assert f"{len(board['events'])} event(s)" in out
 
 
+def test_verify_takes_several_files_and_folders_of_cassettes(
+    board: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "cassettes" / "test_mod"
+    folder.mkdir(parents=True)
+    (folder / "a.json").write_bytes(board["path"].read_bytes())
+    (folder / "b.json").write_bytes(board["path"].read_bytes())
+    code, out, _ = run_cli(capsys, "verify", "--mode", "strict", tmp_path / "cassettes")
+    assert code == 0, out
+    assert out.splitlines()[-1] == "all 2 file(s) follow the AG-UI ordering rules (strict mode)"
+    assert f"{folder / 'a.json'}: ok" in out
+    # One bad file among good ones: exit 1, the bad one named with its rule.
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"type": "TEXT_MESSAGE_END", "messageId": "m"}) + "\n")
+    code, out, _ = run_cli(capsys, "verify", folder / "a.json", bad)
+    assert code == 1
+    assert f"{bad}:1: TEXT_MESSAGE_END #0" in out
+    code, out, _ = run_cli(capsys, "verify", "--json", folder / "a.json", folder / "b.json")
+    assert [entry["ok"] for entry in json.loads(out)] == [True, True]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = run_cli(capsys, "verify", empty)
+    assert code == 2
+    assert "a folder with no cassette (*.json) in it" in err
+
+
 def test_verify_names_the_rule_the_event_and_the_file_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -50,7 +50,19 @@ import pytest
 
 # pytester restores sys.modules after each test; importing the heavy libraries the pages use
 # here, once, keeps every page from paying for their import again.
-for _name in ("openai", "anthropic", "httpx", "httpx2", "hypothesis", "syrupy", "starlette"):
+_HEAVY = ("openai", "anthropic", "httpx", "httpx2", "hypothesis", "syrupy", "starlette")
+# The frameworks of docs/frameworks.md, where installed: FastAPI apps built by a module that
+# was imported twice (once per inner pytest run) answer 307 to each other's routes.
+_FRAMEWORKS = (
+    "fastapi",
+    "langgraph.graph",
+    "langchain_openai",
+    "ag_ui_langgraph",
+    "pydantic_ai",
+    "agent_framework",
+    "agent_framework_ag_ui",
+)
+for _name in (*_HEAVY, *_FRAMEWORKS):
     with contextlib.suppress(ImportError):
         importlib.import_module(_name)
 

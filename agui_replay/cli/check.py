@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
+from pathlib import Path
 from typing import Any, TextIO
 
 from .._progress import Progress
@@ -36,8 +38,45 @@ def _violation_dict(recording: Recording, error: ProtocolViolation) -> dict[str,
     }
 
 
+def _verify_paths(given: list[str]) -> list[str]:
+    """The files to verify: each file as given, each folder's cassettes (``*.json``) sorted."""
+    paths: list[str] = []
+    for name in given:
+        folder = Path(name)
+        if folder.is_dir():
+            found = sorted(str(p) for p in folder.rglob("*.json") if p.is_file())
+            if not found:
+                raise _UsageError(f"{name}: a folder with no cassette (*.json) in it")
+            paths.extend(found)
+        else:
+            paths.append(name)
+    return paths
+
+
 def _verify(args: argparse.Namespace, out: TextIO) -> int:
-    recording = load_recording(args.file)
+    files = args.file if isinstance(args.file, list) else [args.file]
+    paths = _verify_paths(files)
+    if len(paths) == 1 and not Path(files[0]).is_dir():
+        return _verify_one(args, paths[0], out)
+    worst = EXIT_OK
+    results: list[str] = []
+    for path in paths:
+        buffer = io.StringIO()
+        code = _verify_one(args, path, buffer)
+        worst = max(worst, code)
+        if args.json:
+            results.append(buffer.getvalue().strip())
+        else:
+            out.write(buffer.getvalue() if code != EXIT_OK else f"{path}: {buffer.getvalue()}")
+    if args.json:
+        out.write("[\n" + ",\n".join(results) + "\n]\n")
+    elif worst == EXIT_OK:
+        out.write(f"all {len(paths)} file(s) follow the AG-UI ordering rules ({args.mode} mode)\n")
+    return worst
+
+
+def _verify_one(args: argparse.Namespace, path: str, out: TextIO) -> int:
+    recording = load_recording(path)
     violations, problems = verify_recording(recording, args.mode, limit=args.max_errors)
     ok = not violations and not problems
     if args.json:

@@ -83,7 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
         "reference TypeScript client accepts; `strict` adds the server verifier's rules (tool "
         "results for known, ended calls; no stream ending inside a run).",
     )
-    verify.add_argument("file", help="cassette, SSE capture or JSON lines")
+    verify.add_argument(
+        "file",
+        nargs="+",
+        help="cassettes, SSE captures or JSON lines; a folder means every cassette (*.json) in it",
+    )
     verify.add_argument(
         "--mode",
         choices=["client", "strict"],
