@@ -7,15 +7,27 @@
 
 Refusals happen before the stream starts and answer with a JSON body ``{"code", "message"}``:
 405 for a method other than POST, 406 when ``Accept`` rules out ``text/event-stream``, 415 for a
-body that is not JSON, 413 over ``max_body_bytes``, 400 for a body that is not a valid
-``RunAgentInput``. Once the stream is open the status is 200 whatever happens: a failed run ends
-with ``RUN_ERROR`` inside it. A client that disconnects cancels the run.
+body that is not JSON, 413 over ``max_body_bytes``, 408 when the body takes longer than
+``body_timeout_seconds`` to arrive, 400 for a body that is not a valid ``RunAgentInput`` (of any
+shape: not JSON, nested deeper than ``max_depth``, NaN, a lone surrogate, wrong types). Once the
+stream is open the status is 200 whatever happens: a failed run ends with ``RUN_ERROR`` inside
+it. A client that disconnects, while it sends the body or during the stream, cancels the run;
+that is normal and logs nothing. Sync agents run on the endpoint's own worker threads, at most
+``sync_concurrency`` at a time.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
+import functools
+import inspect
 import json
-from collections.abc import AsyncGenerator
+import re
+import threading
+from collections.abc import AsyncGenerator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import aclosing
 from typing import Any
 
@@ -23,22 +35,39 @@ import anyio
 from ag_ui.core import BaseEvent, RunAgentInput
 from pydantic import ValidationError
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from .._compat import input_model
-from ..errors import InvalidArgumentError
+from ..errors import AguiReplayError, InvalidArgumentError
 from ..sse import encode_sse
 from .cancel import CancellationToken
 from .context import describe_validation_error
-from .driver import run_agent
+from .driver import _entry_point, _is_async, run_agent
 
-__all__ = ["DEFAULT_KEEPALIVE_SECONDS", "DEFAULT_MAX_BODY_BYTES", "AguiEndpoint", "agui_app"]
+__all__ = [
+    "DEFAULT_BODY_TIMEOUT_SECONDS",
+    "DEFAULT_KEEPALIVE_SECONDS",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_SYNC_CONCURRENCY",
+    "AguiEndpoint",
+    "agui_app",
+]
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 DEFAULT_KEEPALIVE_SECONDS = 15.0
+DEFAULT_BODY_TIMEOUT_SECONDS = 30.0
+"""How long the whole request body may take to arrive (a slow client is refused with 408)."""
+DEFAULT_MAX_DEPTH = 256
+"""How deep the body's JSON may nest (the state inside it: 128 deep, the state manager's limit)."""
+DEFAULT_SYNC_CONCURRENCY = 64
+"""How many runs of a sync agent one endpoint runs at once (each holds a worker thread)."""
+_MAX_MESSAGE = 2000
+# An escaped surrogate in the body: only then is a lone one (which cannot be UTF-8) possible.
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 KEEPALIVE_COMMENT = b": keep-alive\n\n"
 SSE_MEDIA_TYPE = "text/event-stream"
 
@@ -55,6 +84,8 @@ _SSE_RANGES = {SSE_MEDIA_TYPE: 2, "text/*": 1, "*/*": 0}
 
 def _refuse(status: int, code: str, message: str, **headers: str) -> JSONResponse:
     # The answer depends on Accept (406 included), so shared caches must key on it.
+    if len(message) > _MAX_MESSAGE:
+        message = message[: _MAX_MESSAGE - 1] + "\u2026"
     return JSONResponse(
         {"code": code, "message": message},
         status_code=status,
@@ -173,6 +204,58 @@ class _EventStream(Response):
                 group.cancel_scope.cancel()
 
 
+def _positive(name: str, value: Any, *, allow_none: bool, integer: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    kind = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kind) or not value > 0:
+        what = "a positive integer" if integer else "a positive number of seconds"
+        raise InvalidArgumentError(
+            f"{name} must be {what}{' or None (off)' if allow_none else ''}, got {value!r}"
+        )
+
+
+def _not_a_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (NaN and Infinity are not numbers in JSON)")
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether a parsed JSON value nests more than ``limit`` containers deep (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
+
+
+class _PooledAgent:
+    """A sync agent run on an endpoint's own worker threads (at most ``max_workers`` at once).
+
+    The driver sees an async agent; every other attribute (``state_type``, ``predict_state``,
+    ...) is the wrapped agent's. A run waiting for a thread, whose client goes away, never
+    starts; a running one holds its thread until the agent returns (it should check
+    ``ctx.cancelled``), so the limit is the number of threads really busy.
+    """
+
+    def __init__(self, agent: Any, fn: Callable[[Any], Any], pool: ThreadPoolExecutor) -> None:
+        self._agent = agent
+        self._fn = fn
+        self._pool = pool
+
+    async def run(self, ctx: Any) -> Any:
+        call = functools.partial(contextvars.copy_context().run, self._fn, ctx)
+        result = await asyncio.get_running_loop().run_in_executor(self._pool, call)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._agent, name)
+
+
 class AguiEndpoint:
     """The ASGI app behind :func:`agui_app`; mount it anywhere (any method reaches it)."""
 
@@ -183,20 +266,47 @@ class AguiEndpoint:
         state_type: Any = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         keepalive_seconds: float | None = DEFAULT_KEEPALIVE_SECONDS,
+        body_timeout_seconds: float | None = DEFAULT_BODY_TIMEOUT_SECONDS,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        sync_concurrency: int = DEFAULT_SYNC_CONCURRENCY,
     ) -> None:
-        if keepalive_seconds is not None and not keepalive_seconds > 0:
-            raise InvalidArgumentError(
-                f"keepalive_seconds must be a positive number of seconds or None (off), "
-                f"got {keepalive_seconds!r}"
-            )
+        _positive("keepalive_seconds", keepalive_seconds, allow_none=True)
+        _positive("body_timeout_seconds", body_timeout_seconds, allow_none=True)
+        _positive("max_depth", max_depth, allow_none=False, integer=True)
+        _positive("sync_concurrency", sync_concurrency, allow_none=False, integer=True)
         self.agent = agent
         self.state_type = state_type
         self.max_body_bytes = max_body_bytes
         self.keepalive_seconds = keepalive_seconds
+        self.body_timeout_seconds = body_timeout_seconds
+        self.max_depth = max_depth
+        self.sync_concurrency = sync_concurrency
+        self._runner: Any = None
+        self._runner_lock = threading.Lock()
+
+    def _agent_to_run(self) -> Any:
+        """The agent, or (a sync one) the same agent on this endpoint's worker threads."""
+        with self._runner_lock:
+            if self._runner is None:
+                try:
+                    fn = _entry_point(self.agent)
+                except AguiReplayError:
+                    return self.agent  # the driver says what is wrong with it, in the stream
+                if _is_async(fn):
+                    self._runner = self.agent
+                else:
+                    pool = ThreadPoolExecutor(
+                        max_workers=self.sync_concurrency, thread_name_prefix="agui-sync-agent"
+                    )
+                    self._runner = _PooledAgent(self.agent, fn, pool)
+            return self._runner
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
-        response = await self.respond(request)
+        try:
+            response = await self.respond(request)
+        except ClientDisconnect:
+            return  # the client left while sending the body: nobody to answer, nothing to log
         await response(scope, receive, send)
 
     async def respond(self, request: Request) -> Response:
@@ -222,18 +332,31 @@ class AguiEndpoint:
                 "UNSUPPORTED_MEDIA_TYPE",
                 f"expected a JSON request body, got Content-Type {content_type!r}",
             )
-        body = await self._read_body(request)
+        timeout = self.body_timeout_seconds
+        try:
+            with anyio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
+                body = await self._read_body(request)
+        except TimeoutError:
+            return _refuse(
+                408,
+                "REQUEST_TIMEOUT",
+                f"the request body did not arrive within {timeout:g} seconds "
+                "(body_timeout_seconds); send it at once",
+                connection="close",
+            )
         if body is None:
             return _refuse(
                 413,
                 "INVALID_BODY",
                 f"the request body exceeds the limit of {self.max_body_bytes} bytes",
             )
-        parsed = self._parse(body)
+        parsed = self._parse(body, self.max_depth)
         if isinstance(parsed, Response):
             return parsed
         token = CancellationToken()
-        events = run_agent(self.agent, parsed, state_type=self.state_type, cancellation=token)
+        events = run_agent(
+            self._agent_to_run(), parsed, state_type=self.state_type, cancellation=token
+        )
         return _EventStream(events, token, self.keepalive_seconds)
 
     async def _read_body(self, request: Request) -> bytes | None:
@@ -254,32 +377,39 @@ class AguiEndpoint:
         return b"".join(chunks)
 
     @staticmethod
-    def _parse(body: bytes) -> RunAgentInput | Response:
+    def _parse(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> RunAgentInput | Response:
+        def invalid(message: str) -> Response:
+            return _refuse(400, "INVALID_INPUT", message)
+
         if not body.strip():
-            return _refuse(
-                400,
-                "INVALID_INPUT",
-                "the request body is empty; expected an AG-UI RunAgentInput object",
-            )
+            return invalid("the request body is empty; expected an AG-UI RunAgentInput object")
         try:
-            data = json.loads(body)
+            data = json.loads(body, parse_constant=_not_a_constant)
+        except RecursionError:
+            return invalid(f"the request body nests deeper than {max_depth} (max_depth)")
         except (ValueError, UnicodeDecodeError) as error:
-            return _refuse(400, "INVALID_INPUT", f"the request body is not JSON: {error}")
+            return invalid(f"the request body is not JSON: {error}")
         if not isinstance(data, dict):
-            return _refuse(
-                400,
-                "INVALID_INPUT",
-                f"a RunAgentInput is a JSON object, got {type(data).__name__}",
-            )
+            return invalid(f"a RunAgentInput is a JSON object, got {type(data).__name__}")
+        if body.count(b"[") + body.count(b"{") > max_depth and _deeper_than(data, max_depth):
+            return invalid(f"the request body nests deeper than {max_depth} (max_depth)")
+        if _ESCAPED_SURROGATE.search(body):
+            try:
+                json.dumps(data, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError:
+                return invalid(
+                    "the request body holds a lone UTF-16 surrogate (\\ud800-\\udfff not "
+                    "part of a pair), which no UTF-8 text can; send valid Unicode"
+                )
         try:
             return input_model(data)
         except ValidationError as error:
-            return _refuse(
-                400,
-                "INVALID_INPUT",
+            return invalid(
                 "the request body is not a valid AG-UI RunAgentInput: "
-                + describe_validation_error(error),
+                + describe_validation_error(error)
             )
+        except (ValueError, TypeError, RecursionError) as error:
+            return invalid(f"the request body is not a valid AG-UI RunAgentInput: {error}")
 
 
 def agui_app(
@@ -289,16 +419,25 @@ def agui_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     path: str = "/",
     keepalive_seconds: float | None = DEFAULT_KEEPALIVE_SECONDS,
+    body_timeout_seconds: float | None = DEFAULT_BODY_TIMEOUT_SECONDS,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    sync_concurrency: int = DEFAULT_SYNC_CONCURRENCY,
 ) -> Starlette:
     """A Starlette app serving ``agent`` at ``path`` (POST RunAgentInput -> SSE).
 
     While the agent is silent (a long tool call), a ``: keep-alive`` SSE comment goes out every
-    ``keepalive_seconds`` so proxies keep the connection; ``None`` turns it off.
+    ``keepalive_seconds`` so proxies keep the connection; ``None`` turns it off. The body must
+    arrive within ``body_timeout_seconds`` (else 408; ``None``: no limit) and nest at most
+    ``max_depth`` deep (else 400). A sync agent runs on the endpoint's own worker threads, at
+    most ``sync_concurrency`` runs at once; more wait for a thread.
     """
     endpoint = AguiEndpoint(
         agent,
         state_type=state_type,
         max_body_bytes=max_body_bytes,
         keepalive_seconds=keepalive_seconds,
+        body_timeout_seconds=body_timeout_seconds,
+        max_depth=max_depth,
+        sync_concurrency=sync_concurrency,
     )
     return Starlette(routes=[Route(path, endpoint=endpoint)])
