@@ -480,7 +480,8 @@ class _Renamer:
 
     def keep(self, kind: str, value: str) -> None:
         """Let ``value`` keep its name as a ``kind`` id (unless it was renamed before)."""
-        if (kind, value) not in self.seen:
+        renamed = self.by_value.get(value, value)
+        if (kind, value) not in self.seen and renamed == value:
             self.seen[(kind, value)] = value
             self.by_value.setdefault(value, value)
             self.names.add(value)
