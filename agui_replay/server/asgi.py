@@ -253,6 +253,8 @@ class _PooledAgent:
         return result
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_agent", "_fn", "_pool"):
+            raise AttributeError(name)  # not forwarded (and no recursion before __init__)
         return getattr(self._agent, name)
 
 
