@@ -243,3 +243,18 @@ def test_bad_settings_fail_that_test_with_a_clear_message(pytester: pytest.Pytes
         ],
         consecutive=False,
     )
+
+
+def test_the_ids_do_not_depend_on_where_the_project_lives(pytester: pytest.Pytester) -> None:
+    # A uuid the agent sends to its provider must be the same in a CI clone at another path.
+    import shutil
+
+    one = pytester.mkdir("checkout-one")
+    (one / "test_ids_mod.py").write_text(textwrap.dedent(DETERMINISTIC))
+    two = pytester.path / "somewhere" / "else"
+    shutil.copytree(one, two)
+    seen = [
+        _ids(pytester.runpytest(*ARGS, "-k", "test_a", "--rootdir", str(folder), str(folder)))
+        for folder in (one, two)
+    ]
+    assert seen[0] == seen[1]

@@ -140,7 +140,7 @@ class CassetteSession:
         self.normalizers: tuple[Rule, ...] = as_rules(normalizers, source="normalizers")
         """User normalizers applied after the built-in ones (see :mod:`agui_replay.normalize`)."""
         self.ids: DeterministicIds | None = (
-            DeterministicIds(self.path.as_posix(), id_generators) if deterministic_ids else None
+            DeterministicIds(self._id_seed(name), id_generators) if deterministic_ids else None
         )
         """The id generators made deterministic during each run (``None``: left alone)."""
         # One normalizer for the runs as they happen now, one for the runs as recorded: each
@@ -176,6 +176,11 @@ class CassetteSession:
 
     def __repr__(self) -> str:
         return f"<CassetteSession {self.path} mode={self.mode.value}>"
+
+    def _id_seed(self, name: str | None) -> str:
+        # The same on every machine and in every clone: the test's name, or the cassette's
+        # folder and file name; never the absolute path.
+        return name or f"{self.path.parent.name}/{self.path.name}"
 
     # --- lifecycle ------------------------------------------------------------------------------
 
