@@ -104,9 +104,9 @@ def input_model(data: Mapping[str, Any]) -> RunAgentInput:
     """Validate a wire ``RunAgentInput`` the way 1.0 reads it, on any supported release.
 
     1.0 made ``tools``, ``context``, ``state`` and ``forwardedProps`` optional; 0.1.x requires
-    the keys (``messages`` both require). On 0.1.x a missing one is filled as 1.0 assumes (empty lists,
-    ``null``); dumped with ``exclude_none`` as the package does, both give the same wire
-    input.
+    the keys (``messages`` both require). On 0.1.x a missing one is filled as 1.0 assumes
+    (empty lists, ``null``); dumped with ``exclude_none`` as the package does, both give the
+    same wire input.
     """
     if LEGACY_PROTOCOL:
         filled = dict(data)
