@@ -25,6 +25,7 @@ __all__ = [
     "EVENT_TYPES",
     "ORDERED_TYPES",
     "RUN_TYPES",
+    "TEXT_DELTA_TYPES",
     "UNORDERED_TYPES",
     "EventLike",
     "WireEvent",
@@ -85,6 +86,18 @@ CHUNK_TYPES: frozenset[str] = frozenset(
     {"TEXT_MESSAGE_CHUNK", "TOOL_CALL_CHUNK", "REASONING_MESSAGE_CHUNK"}
 )
 """Self-contained events that a client expands into START / CONTENT / END."""
+
+TEXT_DELTA_TYPES: frozenset[str] = frozenset(
+    {
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_CHUNK",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_CHUNK",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_CHUNK",
+    }
+)
+"""Events whose ``delta`` is streamed text (message words, tool arguments), not a patch."""
 
 UNORDERED_TYPES: frozenset[str] = frozenset(
     {

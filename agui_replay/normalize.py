@@ -59,7 +59,7 @@ from typing import Any, Literal, TypeAlias
 from agui_replay.errors import InvalidArgumentError
 
 from ._idshapes import looks_random, replace_ids
-from .events import EventLike, WireEvent, to_wire
+from .events import TEXT_DELTA_TYPES, EventLike, WireEvent, to_wire
 from .normalizers import Replace, Rule, apply_rules, as_rules, blank, ignore, replace
 
 __all__ = [
@@ -413,16 +413,7 @@ _RUN_KEYS = frozenset({"threadId", "runId", "parentRunId"})
 _NOT_PAYLOAD = frozenset(
     {"type", "timestamp", "threadId", "runId", "parentRunId", "role", "name", "toolCallName"}
 ) | frozenset(("messageId", "parentMessageId", "toolCallId", "parentToolCallId"))
-_STREAMED = frozenset(
-    {
-        "TEXT_MESSAGE_CONTENT",
-        "TEXT_MESSAGE_CHUNK",
-        "TOOL_CALL_ARGS",
-        "TOOL_CALL_CHUNK",
-        "REASONING_MESSAGE_CONTENT",
-        "REASONING_MESSAGE_CHUNK",
-    }
-)
+_STREAMED = TEXT_DELTA_TYPES
 _PLAIN = frozenset({int, float, bool, type(None)})
 
 
