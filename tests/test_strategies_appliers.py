@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from agui_replay._appliers import fast_json_patch_path, js_number_view
@@ -39,6 +39,28 @@ def test_jsonpatch_rebuilds_every_published_document(states: list[Any]) -> None:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(SEQUENCES)
 def test_fast_json_patch_rebuilds_every_published_document(states: list[Any]) -> None:
+    # fast-json-patch refuses any path through "__proto__" (or "constructor/prototype"): that
+    # finding is pinned below, and left out here.
+    assume(not any(_banned(state) for state in states))
+    assert_state_round_trip(states, appliers=["fast-json-patch"])
+
+
+def _banned(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(k in ("__proto__", "constructor") or _banned(v) for k, v in value.items())
+    return isinstance(value, list) and any(_banned(v) for v in value)
+
+
+@needs_node
+@pytest.mark.xfail(
+    strict=True,
+    reason="FOUND: the TypeScript client's fast-json-patch refuses a STATE_DELTA whose path "
+    'goes through "__proto__" ("modifying __proto__ or constructor/prototype prop is '
+    'banned"), so the client keeps its old state; StateManager should send a STATE_SNAPSHOT '
+    "for such a change (reported to the owner of state.py / patch.py)",
+)
+def test_a_delta_through_a_proto_key_reaches_the_typescript_client() -> None:
+    states = [{"__proto__": {"a": 1}, "pad": "x" * 64}, {"__proto__": {"a": 2}, "pad": "x" * 64}]
     assert_state_round_trip(states, appliers=["fast-json-patch"])
 
 
@@ -67,7 +89,10 @@ def test_unknown_appliers_are_refused() -> None:
         assert_state_round_trip([{}], appliers=["yaml"])
 
 
-@given(st.recursive(st.integers() | st.floats(allow_nan=False), lambda c: st.lists(c, max_size=3)))
+SAFE = st.integers(-(2**53) + 1, 2**53 - 1)
+
+
+@given(st.recursive(SAFE | st.floats(allow_nan=False), lambda c: st.lists(c, max_size=3)))
 def test_the_javascript_number_view(value: Any) -> None:
     # One number type: 1.0 reads as 1 (within 2**53), and the value stays the same number.
     view = js_number_view(value)
