@@ -56,12 +56,13 @@ MARKER_KWARGS = (
     "intercept",
     "deterministic_ids",
     "id_generators",
+    "record_errors",
 )
 _MARKER_DOC = (
     f"{MARKER}(record_mode=None, cassette=None, cassette_outside=False, upstream=None, "
     "secrets=(), normalize=True, "
     "match='order', freeze_time=True, hosts=(), intercept=True, deterministic_ids=True, "
-    "id_generators=()): agui-replay settings for "
+    "id_generators=(), record_errors=False): agui-replay settings for "
     "this test; the marker wins over the command line and the conftest fixtures"
 )
 
@@ -78,6 +79,8 @@ class _State:
     provider_hosts: list[str]
     fail_on_unused: bool
     recorded: set[str] = field(default_factory=set)
+    failed: set[str] = field(default_factory=set)
+    """Cassettes not written: their recorded runs' upstream failed."""
     replayed: set[str] = field(default_factory=set)
     claimed: set[str] = field(default_factory=set)
     # Stems of the test modules collected in full; their cassette folders are worked out in
@@ -91,6 +94,7 @@ class _State:
         return {
             "recorded": sorted(self.recorded),
             "replayed": sorted(self.replayed),
+            "failed": sorted(self.failed),
             "claimed": sorted(self.claimed),
             "stems": sorted(self.stems),
             "whole_suite": self.whole_suite,
@@ -99,6 +103,7 @@ class _State:
     def merge(self, data: dict[str, Any]) -> None:
         self.recorded.update(data.get("recorded", []))
         self.replayed.update(data.get("replayed", []))
+        self.failed.update(data.get("failed", []))
         self.claimed.update(data.get("claimed", []))
         self.stems.update(data.get("stems", []))
         self.whole_suite = self.whole_suite or bool(data.get("whole_suite"))
@@ -482,6 +487,7 @@ def agui(
             intercept=bool(marker.get("intercept", True)),
             normalizers=[*agui_normalizers, *rules],
             deterministic_ids=bool(deterministic),
+            record_errors=bool(marker.get("record_errors", False)),
             id_generators=generators,
         )
     except InvalidArgumentError as exc:  # a bad rule or id generator: this test fails alone
@@ -496,6 +502,8 @@ def agui(
             key = _show_path(state, session.path)
             if written is not None:
                 state.recorded.add(key)
+            elif session.upstream_failures:
+                state.failed.add(key)
             elif session.outcome == "replayed":
                 state.replayed.add(key)
     unreported = session.guard.violations[item.stash.get(_REPORTED, 0) :]
@@ -624,11 +632,12 @@ class _Hooks:
             CassetteSession,
             NetworkBlockedError,
             ReplayMismatchError,
+            UpstreamError,
         )
 
         if not isinstance(session, CassetteSession):
             return (yield)
-        failures = (CassetteError, ReplayMismatchError, NetworkBlockedError)
+        failures = (CassetteError, ReplayMismatchError, NetworkBlockedError, UpstreamError)
         try:
             with session.guard.guarding(session.replay_only):
                 result = yield
@@ -636,6 +645,13 @@ class _Hooks:
         except failures as exc:
             # Our failures explain themselves; a traceback through the plugin would bury that.
             raise pytest.fail.Exception(f"{type(exc).__name__}: {exc}", pytrace=False) from None
+        except Exception:
+            # The test caught agui.run's UpstreamError and failed on something else: the
+            # upstream's failure is the cause, so it comes first.
+            if session.upstream_failures and not session.record_errors:
+                first = session.upstream_failures[0]
+                raise pytest.fail.Exception(f"UpstreamError: {first}", pytrace=False) from None
+            raise
         finally:
             item.stash[_REPORTED] = len(session.guard.violations)
         return result
@@ -737,7 +753,9 @@ class _Hooks:
         self, terminalreporter: Any, exitstatus: int, config: pytest.Config
     ) -> None:
         state = self.state
-        if not (state.recorded or state.replayed or state.unused or state.stale_removed):
+        if not (
+            state.recorded or state.replayed or state.failed or state.unused or state.stale_removed
+        ):
             return
         write = terminalreporter.write_line
         terminalreporter.section("agui-replay")
@@ -747,10 +765,13 @@ class _Hooks:
         counts = (
             f"{len(state.recorded)} cassette(s) recorded, {len(state.replayed)} replayed, "
             f"{len(state.unused)} unused"
+            + (f", {len(state.failed)} failed" if state.failed else "")
         )
         write(counts)
         for path in sorted(state.recorded):
             write(f"  recorded: {path}")
+        for path in sorted(state.failed):
+            write(f"  failed:   {path} (the upstream failed; nothing written)", red=True)
         verbose = config.get_verbosity() > 0
         if verbose:
             for path in sorted(state.replayed):

@@ -228,6 +228,9 @@ class Recorder:
         self.upstream: str | None = upstream
         self.scrubber = Scrubber(secrets=secrets, scrub_headers=scrub_headers, marker=marker)
         self.interactions: list[Interaction] = []
+        self.failures: list[tuple[Interaction, str]] = []
+        """Each interaction the upstream failed (a transport error, a 5xx or a 429), with
+        what happened: the URL and the exception or status."""
         self._lock = threading.Lock()
         self._servers: list[LoopbackServer] = []
         self._apps: list[ProxyApp] = []
@@ -402,6 +405,10 @@ class ProxyApp:
         """Close the connections to the upstream (idempotent)."""
         self.client.close()
 
+    def _failed(self, capture: _Capture, what: str) -> None:
+        with self.recorder._lock:
+            self.recorder.failures.append((capture.interaction, what))
+
     def __call__(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Plan:
         import httpx2
 
@@ -417,11 +424,14 @@ class ProxyApp:
         )
         try:
             response = self.client.send(request, stream=True)
-        except httpx2.HTTPError as exc:
+        except (httpx2.HTTPError, OSError) as exc:  # OSError: a refusal the pool let through
             capture.response(502, {"content-type": "application/json"})
             capture.finish()
+            self._failed(capture, f"{method} {request.url}: {type(exc).__name__}: {exc}")
             return error_plan(None, 502, f"agui_replay recorder: upstream failed: {exc}")
         capture.response(response.status_code, dict(response.headers.items()))
+        if response.status_code >= 500 or response.status_code == 429:
+            self._failed(capture, f"{method} {request.url} answered {response.status_code}")
         out_headers = [
             (k, v)
             for k, v in response.headers.items()

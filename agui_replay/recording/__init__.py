@@ -45,6 +45,7 @@ from .modes import (
     RecordModeError,
     ReplayMismatchError,
     TargetError,
+    UpstreamError,
     secrets_from_env,
 )
 from .provider import SessionProvider
@@ -66,6 +67,7 @@ __all__ = [
     "SessionProvider",
     "TargetError",
     "TargetKind",
+    "UpstreamError",
     "arun_target",
     "run_target",
     "secrets_from_env",

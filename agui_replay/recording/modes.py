@@ -19,6 +19,7 @@ __all__ = [
     "RecordModeError",
     "ReplayMismatchError",
     "TargetError",
+    "UpstreamError",
     "secrets_from_env",
 ]
 
@@ -76,6 +77,16 @@ class TargetError(AguiReplayError):
     """The run target is not an agent, ASGI app or URL, or its endpoint refused the run."""
 
     code = "TARGET"
+
+
+class UpstreamError(AguiReplayError):
+    """A recorded run's upstream could not be reached, or answered with a 5xx or a 429.
+
+    Nothing of such a run is stored (the cassette stays as it was) unless the session records
+    errors on purpose (``record_errors=True``).
+    """
+
+    code = "UPSTREAM"
 
 
 # --- record modes -----------------------------------------------------------------------------

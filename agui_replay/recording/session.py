@@ -33,6 +33,7 @@ from .modes import (
     RecordMode,
     ReplayMismatchError,
     TargetError,
+    UpstreamError,
 )
 from .provider import SessionProvider
 from .targets import (
@@ -114,7 +115,9 @@ class CassetteSession:
     ``agui.provider`` then reaches the recorder); ``secrets`` the values to scrub besides
     auth headers and key-shaped strings; ``record_command`` the command a failure message tells
     the user to run to record (default: ``pytest --agui-record``); ``freeze_time`` the instant
-    the wall clock shows during each run (``False``: the real clock).
+    the wall clock shows during each run (``False``: the real clock); ``record_errors=True``
+    stores a recorded run whose upstream failed (unreachable, 5xx, 429), which otherwise
+    raises :class:`UpstreamError` and leaves the cassette as it was.
     """
 
     def __init__(
@@ -135,8 +138,14 @@ class CassetteSession:
         normalizers: Iterable[Rule] = (),
         deterministic_ids: bool = True,
         id_generators: Iterable[str] = (),
+        record_errors: bool = False,
     ) -> None:
         self.path = Path(path)
+        self.record_errors = record_errors
+        """Record a run whose upstream failed (5xx, 429, unreachable) on purpose; by default
+        such a run raises :class:`UpstreamError` and nothing is written."""
+        self.upstream_failures: list[str] = []
+        """What failed upstream in this session's recorded runs (nothing written if any)."""
         self.normalizers: tuple[Rule, ...] = as_rules(normalizers, source="normalizers")
         """User normalizers applied after the built-in ones (see :mod:`agui_replay.normalize`)."""
         self.ids: DeterministicIds | None = (
@@ -308,7 +317,7 @@ class CassetteSession:
                 self.provider.close()
 
     def _save(self) -> Path | None:
-        if self.outcome != "recorded":
+        if self.outcome != "recorded" or self.upstream_failures:
             return None
         runs = [self._run_to_store(r) for r in self.runs]
         if self.mode is RecordMode.NEW:
@@ -380,6 +389,8 @@ class CassetteSession:
         """After a passing test: every recorded run was replayed, and nothing was blocked."""
         if self.guard.violations:
             raise NetworkBlockedError(self.guard.violations[0])
+        if self.upstream_failures and not self.record_errors:
+            raise UpstreamError(self.upstream_failures[0])
         if not self._started or not self.replay_only:
             return
         used, held = len(self.runs), len(self._recorded_runs)
@@ -520,6 +531,9 @@ class CassetteSession:
             pending.normalized_input,
         )
         self.runs.append(record)
+        failed = self._upstream_failed(pending)
+        if failed is not None:
+            raise failed
         blocked = self.guard.violations[pending.violations_before :]
         if blocked:
             raise NetworkBlockedError(
@@ -530,6 +544,32 @@ class CassetteSession:
             assert fake is not None
             self._compare(pending, record, fake, expected, same)
         return events
+
+    def _upstream_failed(self, pending: _Pending) -> UpstreamError | None:
+        """The error of a recorded run whose upstream failed (``None``: it did not, or the
+        session records errors on purpose); the session then writes nothing."""
+        recorder = self.provider.recorder
+        if pending.replay or self.record_errors or recorder is None:
+            return None
+        mine = {id(i) for i in recorder.interactions[pending.first_interaction :]}
+        found = [(i, what) for i, what in list(recorder.failures) if id(i) in mine]
+        if not found:
+            return None
+        shown = []
+        for interaction, what in found:
+            body = " ".join(interaction.response.text.split())
+            shown.append(f"  {what}" + (f": {body[:300]}" if body else ""))
+        message = (
+            f"{self.path}: run #{pending.index} was not recorded, the upstream failed:\n"
+            + "\n".join(shown)
+            + "\nNothing was written (an existing cassette stays as it was). Check the "
+            "provider's API key in the environment, the network, and the upstream URL "
+            "(`--agui-upstream`, the `agui_upstream` fixture or ini); to record this failure "
+            "on purpose (a test of error handling), use "
+            "`@pytest.mark.agui(record_errors=True)`."
+        )
+        self.upstream_failures.append(message)
+        return UpstreamError(message)
 
     def _normalize(self, events: list[WireEvent], wire_input: Mapping[str, Any]) -> list[WireEvent]:
         if not self.normalize:
@@ -614,8 +654,11 @@ class CassetteSession:
                         path=path,
                         headers=headers,
                     )
-        except BaseException:
+        except BaseException as exc:
             self.provider._idle()
+            failed = self._upstream_failed(pending)
+            if failed is not None:
+                raise failed from exc
             raise
         return self._end(pending, events)
 
@@ -649,8 +692,11 @@ class CassetteSession:
                         path=path,
                         headers=headers,
                     )
-        except BaseException:
+        except BaseException as exc:
             self.provider._idle()
+            failed = self._upstream_failed(pending)
+            if failed is not None:
+                raise failed from exc
             raise
         return self._end(pending, events)
 

@@ -1,0 +1,206 @@
+"""The cassette lifecycle through real pytest runs (pytester), issue 12: a failed recording
+writes nothing, two tests never write one cassette, an unchanged re-record is byte-identical.
+
+The conftest's ``agui_upstream`` is chosen by ``$AGUI_TEST_UPSTREAM``: ``echo`` (default, a
+FakeProvider with stable ids echoing the user's words), ``down`` (a loopback port nobody
+listens on), or an HTTP status (a FakeProvider answering every request with it).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import httpcore2  # noqa: F401  (imported once here: pytester drops modules first imported
+import httpx2  # noqa: F401  inside, and httpx2 maps only its own httpcore2's errors)
+import openai
+import pytest
+
+import agui_replay.providers
+import agui_replay.recording
+import agui_replay.server  # noqa: F401
+
+CONFTEST = textwrap.dedent(
+    """
+    import os, socket
+    import openai, pytest
+    from agui_replay.providers import FakeProvider
+
+    def _echo(request):
+        for word in request.messages[-1]["content"].split():
+            yield " " + word
+
+    def _closed_port():
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+
+    @pytest.fixture
+    def agui_upstream():
+        kind = os.environ.get("AGUI_TEST_UPSTREAM", "echo")
+        if kind == "down":
+            yield f"http://127.0.0.1:{_closed_port()}/v1"
+            return
+        fake = FakeProvider(function=_echo)
+        if kind != "echo":
+            fake = FakeProvider()
+            for _ in range(3):
+                fake.error(int(kind), "the model is overloaded")
+        with fake.serve() as server:
+            yield server
+
+    @pytest.fixture
+    def agent(agui):
+        client = openai.OpenAI(base_url=agui.provider.base_url, api_key="dummy", max_retries=0)
+
+        def agent(ctx):
+            stream = client.chat.completions.create(
+                model="gpt-4o",
+                messages=[{"role": "user", "content": ctx.last_user_text()}],
+                stream=True,
+            )
+            with ctx.message("assistant") as message:
+                for chunk in stream:
+                    if chunk.choices and chunk.choices[0].delta.content:
+                        message.delta(chunk.choices[0].delta.content)
+
+        return agent
+    """
+)
+
+TEST_AGENT = textwrap.dedent(
+    """
+    import pytest
+
+    def test_hello(agui, agent):
+        events = agui.run(agent, "hello there")
+        text = "".join(e.get("delta", "") for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+        assert text == " hello there", "the stream has no assistant message with text"
+
+    @pytest.mark.agui(record_errors=True)
+    def test_on_purpose(agui, agent):
+        events = agui.run(agent, "hello there")
+        assert events[-1]["type"] == "RUN_ERROR"
+    """
+)
+
+HELLO = Path("cassettes", "test_agent", "test_hello.json")
+ON_PURPOSE = Path("cassettes", "test_agent", "test_on_purpose.json")
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    monkeypatch.delenv("AGUI_TEST_UPSTREAM", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_agent=TEST_AGENT)
+    return pytester
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:cacheprovider", *args)
+
+
+# --- a failed recording writes nothing ------------------------------------------------------
+
+
+@pytest.mark.parametrize("upstream", ["down", "503", "429"])
+def test_a_failed_recording_creates_no_cassette(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, upstream: str
+) -> None:
+    monkeypatch.setenv("AGUI_TEST_UPSTREAM", upstream)
+    result = run(project, "--agui-record", "-k", "test_hello")
+    result.assert_outcomes(failed=1, deselected=1)
+    assert not HELLO.exists()
+    out = result.stdout.str()
+    # The upstream's error comes first, not the test body's assertion.
+    assert "the stream has no assistant message with text" not in out
+    result.stdout.fnmatch_lines(["*UpstreamError: *test_hello.json: run #0 was not recorded*"])
+    if upstream == "down":
+        result.stdout.fnmatch_lines(["*POST http://127.0.0.1:*/v1/chat/completions: Connect*"])
+    else:
+        result.stdout.fnmatch_lines(
+            [f"*POST http://127.0.0.1:*/v1/chat/completions answered {upstream}*overloaded*"]
+        )
+    result.stdout.fnmatch_lines(["*API key*network*--agui-upstream*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*0 cassette(s) recorded, 0 replayed, 0 unused, 1 failed",
+            "*failed:   cassettes/test_agent/test_hello.json (the upstream failed; nothing *)",
+        ]
+    )
+
+
+def test_a_failed_recording_leaves_the_cassette_as_it_was(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(project, "--agui-record", "-k", "test_hello").assert_outcomes(passed=1, deselected=1)
+    before = HELLO.read_bytes()
+    monkeypatch.setenv("AGUI_TEST_UPSTREAM", "down")
+    run(project, "--agui-record", "-k", "test_hello").assert_outcomes(failed=1, deselected=1)
+    assert HELLO.read_bytes() == before
+    # and it still replays
+    monkeypatch.delenv("AGUI_TEST_UPSTREAM")
+    run(project, "-k", "test_hello").assert_outcomes(passed=1, deselected=1)
+
+
+def test_a_caught_upstream_error_still_fails_the_test_with_it(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.makepyfile(
+        test_caught=(
+            "def test_caught(agui, agent):\n"
+            "    try:\n"
+            "        agui.run(agent, 'hello')\n"
+            "    except Exception:\n"
+            "        pass\n"
+            "    assert False, 'an unrelated assertion'\n"
+        )
+    )
+    monkeypatch.setenv("AGUI_TEST_UPSTREAM", "500")
+    result = run(project, "--agui-record", "test_caught.py")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*UpstreamError: *test_caught.json: run #0 was not recorded*"])
+    assert "an unrelated assertion" not in result.stdout.str()
+    assert not Path("cassettes", "test_caught", "test_caught.json").exists()
+
+
+def test_record_errors_records_the_failure_on_purpose(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGUI_TEST_UPSTREAM", "503")
+    result = run(project, "--agui-record", "-k", "test_on_purpose")
+    result.assert_outcomes(passed=1, deselected=1)
+    assert ON_PURPOSE.exists()
+    result.stdout.fnmatch_lines(["*1 cassette(s) recorded*"])
+    monkeypatch.delenv("AGUI_TEST_UPSTREAM")
+    run(project, "-k", "test_on_purpose").assert_outcomes(passed=1, deselected=1)
+
+
+def test_the_engine_writes_nothing_when_the_upstream_is_down(tmp_path: Path) -> None:
+    import socket
+
+    from agui_replay.recording import CassetteSession, UpstreamError
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = tmp_path / "c.json"
+
+    def agent(ctx: object) -> None:
+        client = openai.OpenAI(base_url=session.provider.base_url, api_key="k", max_retries=0)
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+
+    session = CassetteSession(path, mode="rewrite", upstream=f"http://127.0.0.1:{port}/v1")
+    with pytest.raises(UpstreamError, match=r"ConnectError"), session:
+        session.run(agent, "x")
+    assert not path.exists()
+    assert session.upstream_failures
+
+    on_purpose = CassetteSession(
+        path, mode="rewrite", upstream=f"http://127.0.0.1:{port}/v1", record_errors=True
+    )
+    with on_purpose:
+        session = on_purpose
+        on_purpose.run(agent, "x")
+    assert path.exists()
