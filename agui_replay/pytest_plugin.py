@@ -18,6 +18,7 @@ import re
 import stat
 import sys
 import time
+import uuid
 from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from agui_replay._plugin_paths import default_cassette, module_folder
 from agui_replay.errors import CassetteError
 from agui_replay.providers.fixtures import *  # noqa: F403  (the provider fixtures, by __all__)
 from agui_replay.providers.fixtures import pytest_configure as _providers_configure
@@ -89,6 +91,10 @@ class _State:
     whole_suite: bool = False
     unused: list[str] = field(default_factory=list)
     stale_removed: list[str] = field(default_factory=list)
+    run_id: str = ""
+    """This session's id in the claim files (under xdist, the run's id shared by the workers)."""
+    claims: set[str] = field(default_factory=set)
+    """The claim files this session made (see ``_plugin_paths``): removed at its end."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -98,6 +104,7 @@ class _State:
             "claimed": sorted(self.claimed),
             "stems": sorted(self.stems),
             "whole_suite": self.whole_suite,
+            "claims": sorted(self.claims),
         }
 
     def merge(self, data: dict[str, Any]) -> None:
@@ -107,6 +114,7 @@ class _State:
         self.claimed.update(data.get("claimed", []))
         self.stems.update(data.get("stems", []))
         self.whole_suite = self.whole_suite or bool(data.get("whole_suite"))
+        self.claims.update(data.get("claims", []))
 
 
 _STATE = pytest.StashKey[_State]()
@@ -272,6 +280,9 @@ def pytest_configure(config: pytest.Config) -> None:  # type: ignore[no-redef]
         secret_env=[*config.getini("agui_secret_env"), *config.getoption("agui_secret_env")],
         fail_on_unused=bool(config.getini("agui_fail_on_unused")) if fail is None else fail,
     )
+    workerinput = getattr(config, "workerinput", None)
+    run_id = workerinput.get("testrunuid") if isinstance(workerinput, dict) else None
+    state.run_id = str(run_id or uuid.uuid4().hex)
     config.stash[_STATE] = state
     config.pluginmanager.register(_Hooks(state), "agui_replay.session")
 
@@ -299,11 +310,32 @@ def _marker_kwargs(node: pytest.Item) -> dict[str, Any]:
 
 
 def _default_cassette(state: _State, item: pytest.Item) -> Path:
-    from agui_replay.cassette import cassette_path
-
     parts = item.nodeid.split("::")
     test_name = ".".join(parts[1:]) if len(parts) > 1 else item.name
-    return cassette_path(state.cassette_dir, item.path.name, test_name)
+    migrate = state.cli_mode == "rewrite"  # --agui-record writes a packaged module's new place
+    return default_cassette(state.cassette_dir, Path(item.path), test_name, migrate=migrate)
+
+
+def _claimer(state: _State, item: pytest.Item, path: Path) -> Any:
+    """The session's ``before_record``: claim the cassette for this test, or refuse."""
+
+    def claim() -> None:
+        from agui_replay._plugin_paths import claim_cassette, claim_path
+
+        other = claim_cassette(path, state.run_id, item.nodeid)
+        if other is None:
+            state.claims.add(str(claim_path(path)))
+            return
+        pytest.fail(
+            f"CassetteError: two tests of this session record the same cassette "
+            f"{_show_path(state, path)}: {other} (first) and {item.nodeid}; the second would "
+            "overwrite the first. Give each its own file: another "
+            "`@pytest.mark.agui(cassette=...)`, or leave cassette= out (the default is one "
+            "file per test).",
+            pytrace=False,
+        )
+
+    return claim
 
 
 def _cassette_for(state: _State, item: pytest.Item) -> Path:
@@ -494,6 +526,7 @@ def agui(
         pytest.fail(f"{item.nodeid}: {exc}", pytrace=False)
     # A replaying test is guarded from here to the end of this fixture's teardown: the fixtures
     # set up after this one (the agent's SDK client), the test, and their teardown.
+    session.before_record = _claimer(state, item, session.path)
     with session.guard.guarding(session.replay_only):
         try:
             yield session
@@ -694,8 +727,9 @@ class _Hooks:
         partial = {Path(arg.split("::", 1)[0]).stem for arg in config.args if "::" in arg}
         for item in items:
             stem = Path(item.path).stem
+            folder = "/".join(module_folder(Path(item.path)))
             if stem not in partial:
-                state.stems.add(stem)
+                state.stems.add(folder)
             if "agui" in getattr(item, "fixturenames", ()):
                 try:
                     state.claimed.add(_show_path(state, _cassette_for(state, item)))
@@ -710,6 +744,9 @@ class _Hooks:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if not hasattr(session.config, "workerinput"):  # under xdist, the controller does it
             self.state.stale_removed = remove_stale_temp_files(self.state.cassette_dir)
+            from agui_replay._plugin_paths import remove_stale_claims
+
+            remove_stale_claims(self.state.cassette_dir)  # before the xdist workers start
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -725,6 +762,9 @@ class _Hooks:
         if worker_output is not None:
             worker_output[_WORKER_KEY] = json.dumps(state.to_json())
             return
+        from agui_replay._plugin_paths import remove_claims
+
+        remove_claims(state.claims)
         state.unused = self._unused()
         if state.unused and state.fail_on_unused and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -734,9 +774,9 @@ class _Hooks:
         root = state.cassette_dir
         if not root.is_dir():
             return []
-        from agui_replay.cassette import safe_file_name
+        from agui_replay._plugin_paths import folder_path
 
-        folders = {_show_path(state, root / safe_file_name(stem)) for stem in state.stems}
+        folders = {_show_path(state, folder_path(root, f.split("/"))) for f in state.stems}
         used = state.claimed | state.recorded | state.replayed
         found: list[str] = []
         for path in sorted(root.rglob("*.json")):

@@ -204,3 +204,104 @@ def test_the_engine_writes_nothing_when_the_upstream_is_down(tmp_path: Path) -> 
         session = on_purpose
         on_purpose.run(agent, "x")
     assert path.exists()
+
+
+# --- collisions refused ---------------------------------------------------------------------
+
+SHARED = textwrap.dedent(
+    """
+    import pytest
+
+    @pytest.mark.agui(cassette="shared")
+    @pytest.mark.parametrize("n", range(4))
+    def test_shared(agui, agent, n):
+        agui.run(agent, f"number {n}")
+    """
+)
+
+
+def _refusals(out: str) -> list[str]:
+    return [line for line in out.splitlines() if "record the same cassette" in line]
+
+
+def test_two_tests_sharing_a_cassette_are_refused_naming_both(project: pytest.Pytester) -> None:
+    project.makepyfile(test_shared=SHARED)
+    result = run(project, "--agui-record", "test_shared.py")
+    result.assert_outcomes(passed=1, failed=3)
+    refusals = _refusals(result.stdout.str())
+    assert len(refusals) == 3, refusals
+    for n in (1, 2, 3):
+        assert any(
+            "cassettes/shared.json: test_shared.py::test_shared[0] (first) and "
+            f"test_shared.py::test_shared[{n}]" in line
+            for line in refusals
+        ), refusals
+    shared = Path("cassettes", "shared.json").read_text(encoding="utf-8")
+    assert "number 0" in shared
+    assert "number 1" not in shared
+    assert not list(Path("cassettes").glob(".*.claim"))  # removed at the session's end
+    # a later session records it again: the claim was this session's only
+    run(project, "--agui-record", "test_shared.py", "-k", "0").assert_outcomes(
+        passed=1, deselected=3
+    )
+
+
+def test_sharing_is_refused_across_xdist_workers(project: pytest.Pytester) -> None:
+    project.makepyfile(test_shared=SHARED)
+    result = project.runpytest_subprocess(
+        "-p", "no:hypothesispytest", "-p", "no:cacheprovider", "-n", "2", "--agui-record",
+        "test_shared.py",
+    )
+    result.assert_outcomes(passed=1, failed=3)
+    out = result.stdout.str()
+    # xdist shows each failure's first line in its summary, one per refused test
+    assert len({line.split("]")[0] for line in out.splitlines() if line.startswith("FAILED")}) == 3
+    assert "(first) and test_shared.py::test_shared[" in out
+    workers = {w for w in ("gw0", "gw1") if f"[{w}]" in out}
+    assert workers == {"gw0", "gw1"}, out  # the tests ran on both workers
+    assert not list(Path("cassettes").glob(".*.claim"))
+
+
+PACKAGED = textwrap.dedent(
+    """
+    def test_one(agui, agent):
+        agui.run(agent, "from {name}")
+    """
+)
+
+
+def test_same_named_modules_in_two_packages_get_their_own_folders(
+    project: pytest.Pytester,
+) -> None:
+    for package in ("pkg_a", "pkg_b"):
+        project.mkpydir(package)
+        Path(package, "test_same.py").write_text(PACKAGED.format(name=package), encoding="utf-8")
+    result = run(project, "--agui-record", "pkg_a", "pkg_b")
+    result.assert_outcomes(passed=2)
+    for package in ("pkg_a", "pkg_b"):
+        path = Path("cassettes", package, "test_same", "test_one.json")
+        assert f"from {package}" in path.read_text(encoding="utf-8")
+    assert not Path("cassettes", "test_same").exists()
+    run(project, "pkg_a", "pkg_b", "--agui-fail-on-unused").assert_outcomes(passed=2)
+    # a top-level module (no package) keeps cassettes/<module>/
+    run(project, "--agui-record", "-k", "test_hello", "test_agent.py").assert_outcomes(
+        passed=1, deselected=1
+    )
+    assert HELLO.exists()
+
+
+def test_a_packaged_modules_former_cassette_replays_until_re_recorded(
+    project: pytest.Pytester,
+) -> None:
+    project.mkpydir("pkg_a")
+    Path("pkg_a", "test_same.py").write_text(PACKAGED.format(name="pkg_a"), encoding="utf-8")
+    run(project, "--agui-record", "pkg_a").assert_outcomes(passed=1)
+    new = Path("cassettes", "pkg_a", "test_same", "test_one.json")
+    former = Path("cassettes", "test_same", "test_one.json")
+    former.parent.mkdir(parents=True)
+    new.rename(former)  # where versions before issue 12 wrote it
+    result = run(project, "pkg_a", "-v")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*replayed: cassettes/test_same/test_one.json"])
+    run(project, "pkg_a", "--agui-record").assert_outcomes(passed=1)
+    assert new.exists()  # --agui-record writes the new place

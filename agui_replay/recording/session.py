@@ -182,6 +182,9 @@ class CassetteSession:
         self._lock = threading.Lock()
         self._lifespans: dict[int, _Lifespan] = {}
         self._app_loop: _AppLoop | None = None
+        self.before_record: Callable[[], None] | None = None
+        """Called before each run that records (the pytest plugin claims the cassette file
+        there, so that two tests never write one); an exception it raises ends the run."""
 
     def __repr__(self) -> str:
         return f"<CassetteSession {self.path} mode={self.mode.value}>"
@@ -434,6 +437,8 @@ class CassetteSession:
             self._check_input(pending)
             self.provider._replay(pending.recorded.interactions, self.match)
         else:
+            if self.before_record is not None:
+                self.before_record()
             pending.first_interaction = self.provider._record()
         return pending
 
