@@ -188,7 +188,11 @@ class MessageList:
         """Put ``new`` where ``old`` is (an activity snapshot re-minting a message)."""
         if not self._simple or old.get("toolCalls"):
             self._flat = None
-            flat = [new if m is old else m for m in self.as_list()]
+            flat = list(self.as_list())
+            # Only the first place: a snapshot that named one id twice left the same message
+            # in two places, and the reference replaces the one its findIndex finds.
+            at = next(i for i, m in enumerate(flat) if m is old)
+            flat[at] = new
             self.rebuild(flat)
             return
         self._put(old, new)
