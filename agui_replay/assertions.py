@@ -257,11 +257,18 @@ def assert_event_types(
     raise AssertionError("\n".join(lines))
 
 
-def assert_valid_stream(events: Iterable[EventLike], mode: Mode = "client") -> None:
-    """The stream passes the ordering verifier (``client`` or ``strict`` rules)."""
+def assert_valid_stream(
+    events: Iterable[EventLike], mode: Mode = "client", *, input: Any = None
+) -> None:
+    """The stream passes the ordering verifier (``client`` or ``strict`` rules).
+
+    ``input``: the run's input (``RunAgentInput`` or wire dict), for a run whose events answer
+    tool calls of an earlier run and whose ``RUN_STARTED`` does not carry the input (most
+    frameworks': ``assert_valid_stream(events, "strict", input=agui.runs[-1].input)``).
+    """
     wire = _wire_list(events)
     try:
-        verify_stream(wire, mode)
+        verify_stream(wire, mode, input=input)
     except ProtocolViolation as exc:
         raise AssertionError(_violation_text(wire, exc, mode)) from None
     except AguiReplayError as exc:

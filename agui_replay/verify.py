@@ -203,6 +203,22 @@ class Verifier:
 
     # -- feeding ---------------------------------------------------------------------------
 
+    def learn_input(self, run_input: Any) -> None:
+        """Know what a run's input names before its events come (a ``RunAgentInput`` or its
+        wire dict): its messages' owners and, in strict mode, the tool calls it names, so a
+        ``TOOL_CALL_RESULT`` answering a call of an earlier run is not an unknown id. For
+        frameworks whose ``RUN_STARTED`` does not carry the input."""
+        dump = getattr(run_input, "model_dump", None)
+        if callable(dump):
+            run_input = dump(by_alias=True, exclude_none=True, mode="json")
+        if not isinstance(run_input, Mapping):
+            return
+        messages = run_input.get("messages")
+        undo: list[Any] = []
+        self._owners.learn_messages(messages, False, undo)
+        if self._strict:
+            self._learn_input_calls(messages, -1, undo)
+
     def feed(self, event: EventLike) -> None:
         """Check one event; raises :class:`ProtocolViolation` (or ``EventDecodeError``)."""
         self.feed_expanded(event)
@@ -660,10 +676,20 @@ def _unknown_type(event: Mapping[str, Any], kind: object, index: int) -> NoRetur
 
 
 def verify_stream(
-    events: Iterable[EventLike], mode: Mode = "client", *, assume_running: bool = False
+    events: Iterable[EventLike],
+    mode: Mode = "client",
+    *,
+    assume_running: bool = False,
+    input: Any = None,
 ) -> None:
-    """Check a whole stream; raises the first violation (end-of-stream rules included)."""
+    """Check a whole stream; raises the first violation (end-of-stream rules included).
+
+    ``input`` is the run's input when the stream's ``RUN_STARTED`` does not carry it (see
+    :meth:`Verifier.learn_input`).
+    """
     verifier = Verifier(mode, assume_running=assume_running)
+    if input is not None:
+        verifier.learn_input(input)
     for event in events:
         verifier.feed(event)
     verifier.finish()
