@@ -19,6 +19,8 @@ Not a test: nothing here passes or fails on time.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import random
 import sys
 import tempfile
@@ -112,6 +114,16 @@ def _file_session(path: Path) -> Session:
     return session.finish()
 
 
+def _state_command(path: Path) -> None:
+    """``agui-replay state FILE``, in process, what it prints thrown away."""
+    from agui_replay.cli import main as cli
+
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+        code = cli(["state", str(path)])
+    if code != 0:
+        raise SystemExit(f"agui-replay state {path} exited {code}")
+
+
 def _write(path: Path, events: list[dict[str, Any]]) -> None:
     path.write_bytes(b"\n".join(orjson.dumps(e) for e in events) + b"\n")
 
@@ -191,6 +203,10 @@ def main() -> None:
             (
                 "file -> Session (read + orjson.loads + Session)",
                 _rate(n, lambda: _file_session(path), args.rounds),
+            ),
+            (
+                "agui-replay state FILE (in process, output discarded)",
+                _rate(n, lambda: _state_command(path), args.rounds),
             ),
         ]
         print(f"\n| {n:,} events | events/s | x verify_stream |\n|---|---|---|")
