@@ -8,6 +8,7 @@ listens on), or an HTTP status (a FakeProvider answering every request with it).
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -305,3 +306,55 @@ def test_a_packaged_modules_former_cassette_replays_until_re_recorded(
     result.stdout.fnmatch_lines(["*replayed: cassettes/test_same/test_one.json"])
     run(project, "pkg_a", "--agui-record").assert_outcomes(passed=1)
     assert new.exists()  # --agui-record writes the new place
+
+
+# --- byte-stable re-records -----------------------------------------------------------------
+
+
+def test_re_recording_an_unchanged_agent_leaves_the_cassette_byte_identical(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(
+        test_two=(
+            "import time\n\n"
+            "def test_two(agui, agent):\n"
+            "    agui.run(agent, 'hello there')\n"
+            "    time.sleep(0.05)  # other timing: the offsets would differ\n"
+            "    agui.run(agent, 'and again')\n"
+        )
+    )
+    path = Path("cassettes", "test_two", "test_two.json")
+    run(project, "--agui-record", "test_two.py").assert_outcomes(passed=1)
+    first = path.read_bytes()
+    text = first.decode("utf-8")
+    assert '"date"' not in text  # volatile headers are not stored
+    assert '"offset"' in text
+    run(project, "--agui-record", "test_two.py").assert_outcomes(passed=1)
+    assert path.read_bytes() == first
+    # what did change is written (with a new recorded_at), the rest keeps its offsets
+    project.makepyfile(
+        test_two=(
+            "def test_two(agui, agent):\n"
+            "    agui.run(agent, 'hello there')\n"
+            "    agui.run(agent, 'something else')\n"
+        )
+    )
+    run(project, "--agui-record", "test_two.py").assert_outcomes(passed=1)
+    changed = json.loads(path.read_text(encoding="utf-8"))
+    before = json.loads(first)
+    assert changed["runs"][0]["interactions"] == before["runs"][0]["interactions"]
+    assert changed["runs"][1]["interactions"] != before["runs"][1]["interactions"]
+
+
+def test_volatile_headers_are_dropped() -> None:
+    from agui_replay.recording.steady import is_volatile_header, without_volatile
+
+    for name in ("Date", "x-request-id", "openai-processing-ms", "x-ratelimit-remaining-tokens",
+                 "anthropic-ratelimit-requests-reset", "set-cookie", "cf-ray", "request-id"):
+        assert is_volatile_header(name), name
+    for name in ("content-type", "retry-after", "x-should-retry", "openai-version"):
+        assert not is_volatile_header(name), name
+    kept = without_volatile(
+        [{"request": {}, "response": {"status": 200, "headers": {"date": "x", "a": "b"}}}]
+    )
+    assert kept[0]["response"]["headers"] == {"a": "b"}

@@ -36,6 +36,7 @@ from .modes import (
     UpstreamError,
 )
 from .provider import SessionProvider
+from .steady import steady_cassette, without_volatile
 from .targets import (
     TargetKind,
     _AppLoop,
@@ -328,6 +329,12 @@ class CassetteSession:
             runs = self._recorded_runs + recorded_new
         meta: dict[str, Any] = {"provider": {"base_path": self.base_path}}
         cassette = Cassette(runs=runs, name=self.name, meta=meta)
+        if self.path.exists():
+            # An unchanged re-record leaves the file byte-identical (see recording.steady).
+            steady = steady_cassette(cassette, self.path, secrets=self.secrets)
+            if steady is None:
+                return self.path
+            cassette = steady
         return save_cassette(cassette, self.path, secrets=self.secrets)
 
     # --- ASGI apps and their lifespan -----------------------------------------------------------
@@ -386,7 +393,8 @@ class CassetteSession:
         if run.action == "replayed":
             return self._recorded_runs[run.index]
         stored = run.normalized_input if run.normalized_input is not None else run.input
-        return CassetteRun(input=stored, events=run.normalized, interactions=run.interactions)
+        interactions = without_volatile(run.interactions)  # no date, request ids, counters
+        return CassetteRun(input=stored, events=run.normalized, interactions=interactions)
 
     def check_complete(self) -> None:
         """After a passing test: every recorded run was replayed, and nothing was blocked."""
