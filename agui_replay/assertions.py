@@ -299,11 +299,37 @@ def is_event_stream(value: Any) -> bool:
 
 
 def _one_line(event: Any) -> str:
+    # One canonical key order on every side of every listing: "type" first, then the other
+    # keys sorted (as cassettes store events), nested objects sorted too.
     try:
-        text = json.dumps(event, ensure_ascii=False, separators=(", ", ": "))
+        if isinstance(event, Mapping):
+            keys = sorted(event, key=lambda k: (k != "type", str(k)))
+            text = "{" + ", ".join(
+                f"{json.dumps(str(k), ensure_ascii=False)}: "
+                + json.dumps(event[k], ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+                for k in keys
+            ) + "}"
+        else:
+            text = json.dumps(event, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
     except (TypeError, ValueError):
         text = repr(event)
     return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
+
+
+def _differences(left: Sequence[Any], right: Sequence[Any]) -> int:
+    """How many events differ, aligned: an inserted or removed event is one difference."""
+    import difflib
+
+    keys = [
+        [json.dumps(e, sort_keys=True, ensure_ascii=False, default=repr) for e in side]
+        for side in (left, right)
+    ]
+    matcher = difflib.SequenceMatcher(None, keys[0], keys[1], autojunk=False)
+    total = 0
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            total += max(i2 - i1, j2 - j1)
+    return total
 
 
 def _context(
@@ -338,8 +364,7 @@ def explain_stream_diff(
         if len(left) == len(right):
             return []
         first = min(len(left), len(right))
-    total = sum(1 for a, b in zip(left, right, strict=False) if not json_equal(a, b))
-    total += abs(len(left) - len(right))
+    total = max(1, _differences(left, right))
     lines: list[str] = []
     if first >= len(left) or first >= len(right):
         longer, name = (right, right_name) if first >= len(left) else (left, left_name)

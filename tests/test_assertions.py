@@ -310,3 +310,22 @@ def test_json_equal_agrees_with_canonical_json(a: Any, b: Any) -> None:
     assert json_equal(a, copy.deepcopy(a))
     assert json_equal(a, b) == (canonical(a) == canonical(b))
     assert (json_diff(a, b) == []) == json_equal(a, b)
+
+
+def test_a_diff_lists_both_sides_in_one_key_order_and_counts_an_insertion_once() -> None:
+    # issue 12: the same event printed with its keys in two orders, "3 event(s) differ" for
+    # one inserted event
+    left = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"}, {"type": "A"}, {"type": "B"}]
+    right = [
+        {"type": "RUN_STARTED", "runId": "r", "threadId": "t"},
+        {"type": "NEW", "b": {"z": 1, "a": 2}},
+        {"type": "A"},
+        {"type": "B"},
+    ]
+    lines = explain_stream_diff(left, right)
+    assert lines[1] == "1 event(s) differ; left has 3 events, right has 4"
+    started = '#0 {"type": "RUN_STARTED", "runId": "r", "threadId": "t"}'
+    assert [line.strip() for line in lines if "RUN_STARTED" in line] == [started, started]
+    assert any('{"type": "NEW", "b": {"a": 2, "z": 1}}' in line for line in lines)
+    changed = explain_stream_diff([{"type": "A", "x": 1}] * 3, [{"type": "A", "x": 2}] * 3)
+    assert changed[2].startswith("3 event(s) differ")
