@@ -358,3 +358,24 @@ def test_volatile_headers_are_dropped() -> None:
         [{"request": {}, "response": {"status": 200, "headers": {"date": "x", "a": "b"}}}]
     )
     assert kept[0]["response"]["headers"] == {"a": "b"}
+
+
+# --- every re-record hint names the test ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [("{not json", "not valid JSON"), ('{"version": 99, "runs": []}', "format version 99")],
+)
+def test_a_broken_cassettes_hint_names_the_test(
+    project: pytest.Pytester, content: str, says: str
+) -> None:
+    HELLO.parent.mkdir(parents=True)
+    HELLO.write_text(content, encoding="utf-8")
+    result = run(project, "-k", "test_hello")
+    # the agent fixture reads agui.provider first: an error in the setup
+    result.assert_outcomes(errors=1, deselected=1)
+    result.stdout.fnmatch_lines(
+        [f"*CassetteError: *test_hello.json:1: *{says}*`pytest test_agent.py::test_hello "
+         "--agui-record`*"]
+    )

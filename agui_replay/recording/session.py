@@ -18,7 +18,7 @@ import orjson
 
 from ..assertions import explain_stream_diff, json_diff
 from ..cassette import Cassette, CassetteRun, load_cassette, save_cassette
-from ..errors import AguiReplayError
+from ..errors import AguiReplayError, CassetteError
 from ..events import WireEvent
 from ..ids import DeterministicIds
 from ..normalize import Normalizer
@@ -213,7 +213,13 @@ class CassetteSession:
                 return
             self._existed = self.path.exists()
             if self.mode is not RecordMode.REWRITE and self._existed:
-                self._cassette = load_cassette(self.path, validate="shape")
+                try:
+                    self._cassette = load_cassette(self.path, validate="shape")
+                except CassetteError as exc:
+                    # The file's own hint says `pytest --agui-record` (every test): name this one.
+                    raise CassetteError(
+                        str(exc).replace("`pytest --agui-record`", f"`{self.record_command}`")
+                    ) from None
                 self._recorded_runs = list(self._cassette.runs)
             elif self.mode is RecordMode.NONE:
                 raise MissingCassetteError(
