@@ -150,8 +150,10 @@ def _validate(events: list[Any], path: str, line_of: Callable[[int], int | None]
 def _load_jsonl(text: str, path: str) -> tuple[list[WireEvent], list[int | None]]:
     events: list[WireEvent] = []
     lines: list[int | None] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        stripped = raw.strip()
+    # Lines end at "\n" (or "\r\n") only: str.splitlines() would also cut at U+2028, U+0085
+    # and other separators, which JSON strings may hold unescaped.
+    for number, raw in enumerate(text.split("\n"), start=1):
+        stripped = raw.strip(" \t\r")
         if not stripped:
             continue
         try:
@@ -207,8 +209,8 @@ def _load_sse(data: bytes, path: str) -> tuple[list[WireEvent], list[int | None]
 
 
 def _looks_like_sse(text: str) -> bool:
-    for raw in text.splitlines():
-        line = raw.strip()
+    for raw in text.split("\n"):
+        line = raw.strip(" \t\r")
         if not line or line.startswith(":"):
             continue
         return line.startswith(("data:", "event:", "id:", "retry:"))

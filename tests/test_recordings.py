@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from agui_replay.cassette import Cassette, CassetteRun, save_cassette
@@ -136,3 +137,22 @@ def test_the_library_layer_and_the_viewer_run_without_the_command_line(cassette:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_a_json_lines_capture_may_hold_unicode_line_separators_in_its_strings(
+    tmp_path: Path,
+) -> None:
+    # orjson (and json.dumps with ensure_ascii=False) leave U+2028, U+2029 and U+0085 unescaped.
+    text = "one\u2028two\u2029three\x85four\x1cfive"
+    events = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": text},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
+    path = tmp_path / "capture.jsonl"
+    path.write_bytes(b"\r\n".join(orjson.dumps(e) for e in events) + b"\n")
+    recording = load_recording(path)
+    assert recording.events == events
+    assert recording.line_of(2) == 3
