@@ -242,7 +242,7 @@ class StateManager:
         self._baseline, self._bytes = patched, patched_bytes
         if not ops:
             return Unchanged()  # the same JSON, keys in another order
-        if len(_dumps_known(ops)) < len(encoded):
+        if len(_dumps_known(ops)) < len(encoded) and not _refused_by_js_clients(ops):
             return Delta(ops)
         return Snapshot._encoded(patched_bytes, loadable=loadable)
 
@@ -255,6 +255,21 @@ class StateManager:
             baseline = _copy(state, MAX_DEPTH)  # the same JSON as ``encoded``
         self._baseline, self._bytes = baseline, encoded
         return Snapshot._encoded(encoded, loadable=loadable)
+
+
+def _refused_by_js_clients(ops: list[dict[str, Any]]) -> bool:
+    """A patch the TypeScript client's fast-json-patch refuses to apply: a path through
+    ``__proto__`` (or ``constructor/prototype``). The client would keep its old state, so such
+    a change travels as a snapshot."""
+    for op in ops:
+        for key in ("path", "from"):
+            pointer = op.get(key)
+            if not isinstance(pointer, str) or "proto" not in pointer:
+                continue
+            ended = pointer + "/"  # every segment of "/a/b/" sits between two slashes
+            if "/__proto__/" in ended or "/constructor/prototype/" in ended:
+                return True
+    return False
 
 
 # --- input and output state -----------------------------------------------------------------

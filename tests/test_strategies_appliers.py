@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from agui_replay._appliers import fast_json_patch_path, js_number_view
 from agui_replay.errors import InvalidArgumentError
+from agui_replay.state import Snapshot, StateManager
 from agui_replay.strategies import (
     AWKWARD_KEYS,
     assert_state_round_trip,
@@ -52,16 +53,23 @@ def _banned(value: Any) -> bool:
 
 
 @needs_node
-@pytest.mark.xfail(
-    strict=True,
-    reason="FOUND: the TypeScript client's fast-json-patch refuses a STATE_DELTA whose path "
-    'goes through "__proto__" ("modifying __proto__ or constructor/prototype prop is '
-    'banned"), so the client keeps its old state; StateManager should send a STATE_SNAPSHOT '
-    "for such a change (reported to the owner of state.py / patch.py)",
+@pytest.mark.parametrize(
+    "states",
+    [
+        [{"__proto__": {"a": 1}, "pad": "x" * 64}, {"__proto__": {"a": 2}, "pad": "x" * 64}],
+        [
+            {"constructor": {"prototype": {"a": 1}}, "pad": "x" * 64},
+            {"constructor": {"prototype": {"a": 2}}, "pad": "x" * 64},
+        ],
+    ],
 )
-def test_a_delta_through_a_proto_key_reaches_the_typescript_client() -> None:
-    states = [{"__proto__": {"a": 1}, "pad": "x" * 64}, {"__proto__": {"a": 2}, "pad": "x" * 64}]
+def test_a_change_through_a_proto_key_reaches_the_typescript_client(states: list[Any]) -> None:
+    # fast-json-patch refuses any patch path through "__proto__" or "constructor/prototype"
+    # (the client would keep its old state): StateManager sends such a change as a snapshot.
     assert_state_round_trip(states, appliers=["fast-json-patch"])
+    manager = StateManager()
+    manager.publish(states[0])
+    assert isinstance(manager.publish(states[1]), Snapshot)
 
 
 @needs_node
