@@ -8,10 +8,8 @@ repository (``$AGUI_REPLAY_JS_CACHE``, default ``~/.cache/agui-replay/js-<hash>`
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,45 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from js_packages import installed_js_packages
 from test_cli import CLEAR_INTERRUPT, SCRIPT, record_board, replay_run
 
 from agui_replay.cassette import Cassette
 
-JS_SOURCE = Path(__file__).with_name("js")
-_NETWORK_TROUBLE = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ECONNRESET", "network")
-
-
-def _js_folder() -> Path:
-    """Where the client is installed: keyed by package.json, so a new pin installs afresh."""
-    manifest = (JS_SOURCE / "package.json").read_bytes()
-    default = (
-        Path.home() / ".cache" / "agui-replay" / f"js-{hashlib.sha256(manifest).hexdigest()[:12]}"
-    )
-    return Path(os.environ.get("AGUI_REPLAY_JS_CACHE", default))
-
 
 @pytest.fixture(scope="module")
 def js_client() -> Path:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node and npm are needed to run the reference TypeScript client")
-    folder = _js_folder()
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in ("package.json", "run_agent.mjs"):
-        shutil.copyfile(JS_SOURCE / name, folder / name)
-    if not (folder / "node_modules" / "@ag-ui" / "client" / "package.json").exists():
-        done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--no-package-lock", "--loglevel=error"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        if done.returncode != 0:
-            output = done.stdout + done.stderr
-            if any(word in output for word in _NETWORK_TROUBLE):
-                pytest.skip(f"the npm registry cannot be reached: {output.strip()[-300:]}")
-            pytest.fail(f"npm install failed:\n{output}")
+    folder = installed_js_packages("run_agent.mjs")
     installed = json.loads(
         (folder / "node_modules" / "@ag-ui" / "client" / "package.json").read_text("utf-8")
     )

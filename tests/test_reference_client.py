@@ -14,10 +14,7 @@ reason otherwise. It never installs anything itself: the default suite needs no 
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -26,38 +23,20 @@ import pytest
 from corruptions import REFERENCE_RULES, corruptions
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from js_packages import installed_js_packages
 
 from agui_replay._appliers import js_number_view
 from agui_replay.client import Session
 from agui_replay.errors import ProtocolViolation
 from agui_replay.strategies import STREAM_ITEM_KINDS, event_streams
 
-JS_SOURCE = Path(__file__).with_name("js")
 KINDS = [*STREAM_ITEM_KINDS, "text", "text", "tool", "tool"]
 STREAMS = event_streams(subagents=3, min_items=1, max_items=4, max_runs=2, kinds=KINDS)
 
 
-def _js_folder() -> Path:
-    manifest = (JS_SOURCE / "package.json").read_bytes()
-    default = (
-        Path.home() / ".cache" / "agui-replay" / f"js-{hashlib.sha256(manifest).hexdigest()[:12]}"
-    )
-    return Path(os.environ.get("AGUI_REPLAY_JS_CACHE", default))
-
-
 @pytest.fixture(scope="module")
 def reference() -> Path:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed: cannot run the reference TypeScript client")
-    folder = _js_folder()
-    if not (folder / "node_modules" / "@ag-ui" / "client" / "package.json").exists():
-        pytest.skip(
-            f"@ag-ui/client is not installed in {folder}: run tests/test_cli_serve_ts.py once "
-            f"(it installs it) or `npm install` there, to compare with the reference client"
-        )
-    shutil.copyfile(JS_SOURCE / "reference_verdicts.mjs", folder / "reference_verdicts.mjs")
-    return folder
+    return installed_js_packages("reference_verdicts.mjs")
 
 
 def _verdicts(folder: Path, streams: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:

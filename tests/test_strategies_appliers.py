@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from js_packages import installed_js_packages, js_folder
 
 from agui_replay._appliers import fast_json_patch_path, js_number_view
 from agui_replay.errors import InvalidArgumentError
@@ -21,12 +22,16 @@ from agui_replay.strategies import (
     mutation_sequences,
 )
 
-FAST = fast_json_patch_path()
-needs_node = pytest.mark.skipif(
-    FAST is None,
-    reason="Node or the fast-json-patch npm package is missing (set AGUI_REPLAY_FAST_JSON_PATCH "
-    "or run tests/test_cli_serve_ts.py once to install the reference client)",
-)
+
+@pytest.fixture(scope="module")
+def fast_json_patch() -> None:
+    """fast-json-patch installed where the "fast-json-patch" applier finds it."""
+    installed_js_packages()
+    if fast_json_patch_path() is None:
+        pytest.fail(f"fast-json-patch was installed in {js_folder()} but the applier misses it")
+
+
+needs_node = pytest.mark.usefixtures("fast_json_patch")
 SEQUENCES = mutation_sequences(json_documents(max_depth=3, max_leaves=24), max_steps=8)
 
 
