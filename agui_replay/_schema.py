@@ -24,6 +24,7 @@ from ag_ui.core import events as _core_events
 from pydantic import TypeAdapter, ValidationError
 
 from .errors import EventDecodeError, ProtocolViolation
+from .events import TEXT_DELTA_TYPES
 
 __all__ = ["SchemaViolation", "check_schema"]
 
@@ -256,19 +257,6 @@ _SPECIAL: dict[str, _Check] = {
 }
 
 _Field = tuple[str, bool, _Check]  # (wire name, required, checker)
-# Events whose `delta` is streamed text, not a patch.
-_TEXT_DELTAS = frozenset(
-    {
-        "TEXT_MESSAGE_CONTENT",
-        "TEXT_MESSAGE_CHUNK",
-        "TOOL_CALL_ARGS",
-        "TOOL_CALL_CHUNK",
-        "REASONING_MESSAGE_CONTENT",
-        "REASONING_MESSAGE_CHUNK",
-    }
-)
-
-
 def _build() -> dict[str, tuple[_Field, ...]]:
     table: dict[str, tuple[_Field, ...]] = {}
     base = _core_events.BaseEvent
@@ -285,7 +273,7 @@ def _build() -> dict[str, tuple[_Field, ...]]:
             if name == "type":
                 continue
             alias = info.alias or name
-            check = _SPECIAL.get(alias) if kind not in _TEXT_DELTAS else None
+            check = _SPECIAL.get(alias) if kind not in TEXT_DELTA_TYPES else None
             if alias == "outcome":
                 check = _outcome(info.annotation)
             if check is None:
