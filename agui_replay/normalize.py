@@ -60,7 +60,16 @@ from agui_replay.errors import InvalidArgumentError
 
 from ._idshapes import looks_random, replace_ids
 from .events import TEXT_DELTA_TYPES, EventLike, WireEvent, to_wire
-from .normalizers import Replace, Rule, apply_rules, as_rules, blank, ignore, replace
+from .normalizers import (
+    Replace,
+    Rule,
+    apply_rules,
+    as_rules,
+    blank,
+    ignore,
+    map_strings,
+    replace,
+)
 
 __all__ = [
     "ID_KINDS",
@@ -375,16 +384,7 @@ class Normalizer:
         return token if known is None else known
 
     def _payload(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self._string(value)
-        if isinstance(value, dict):
-            return {
-                (self._string(k) if isinstance(k, str) else k): self._payload(v)
-                for k, v in value.items()
-            }
-        if isinstance(value, list):
-            return [self._payload(v) for v in value]
-        return value
+        return map_strings(value, self._string)
 
     def _string(self, value: str) -> str:
         if value in self._renamer.names:

@@ -70,16 +70,20 @@ class Replace:
         return self.pattern.sub(self.placeholder, value)
 
     def _walk(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self._text(value)
-        if isinstance(value, dict):
-            return {
-                (self._text(k) if isinstance(k, str) else k): self._walk(v)
-                for k, v in value.items()
-            }
-        if isinstance(value, list):
-            return [self._walk(v) for v in value]
-        return value
+        return map_strings(value, self._text)
+
+
+def map_strings(value: Any, text: Callable[[str], str]) -> Any:
+    """A copy of JSON-like ``value`` with ``text`` applied to every string in it, keys too."""
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, dict):
+        return {
+            (text(k) if isinstance(k, str) else k): map_strings(v, text) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [map_strings(v, text) for v in value]
+    return value
 
 
 def replace(pattern: str | re.Pattern[str], placeholder: str) -> Replace:
