@@ -41,6 +41,7 @@ import sys
 import threading
 import types
 import uuid
+import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -321,26 +322,42 @@ class DeterministicIds:
             _active = previous
 
 
+@dataclass
+class _References:
+    """Where loaded modules hold a builtin generator: modules are read once, when first seen."""
+
+    read: weakref.WeakSet[types.ModuleType] = field(default_factory=weakref.WeakSet)
+    places: list[tuple[Any, str]] = field(default_factory=list)
+
+    def update(self, function: Any) -> list[tuple[Any, str]]:
+        for module in list(sys.modules.values()):
+            if not isinstance(module, types.ModuleType) or module in self.read:
+                continue
+            self.read.add(module)  # a module imported again (pytester) is another object
+            try:
+                held = [n for n, v in vars(module).items() if v is function]
+            except TypeError:
+                continue
+            self.places.extend((module, n) for n in held)
+        return [(m, n) for m, n in self.places if getattr(m, n, None) is function]
+
+
+_REFERENCES: dict[str, _References] = {}
+
+
 def _patch_references(key: str, function: Any) -> list[tuple[Any, str, Any]]:
-    """Point every loaded module's reference to a builtin generator at a deterministic one."""
+    """Point every loaded module's reference to a builtin generator at a deterministic one.
+
+    A module's names are read the first time a run sees the module (imports bind them then),
+    so a run costs a look at the modules loaded since the last one, not a scan of them all.
+    """
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         return _derive(key, function, args, kwargs, _site(sys._getframe(1)))
 
+    references = _REFERENCES.setdefault(key, _References())
     done: list[tuple[Any, str, Any]] = []
-    module_name, _, attribute = key.rpartition(".")
-    holder = sys.modules.get(module_name)
-    if holder is not None and getattr(holder, attribute, None) is function:
-        setattr(holder, attribute, wrapper)
-        done.append((holder, attribute, function))
-    for module in list(sys.modules.values()):
-        if module is holder or module is None:
-            continue
-        try:
-            names = [n for n, v in vars(module).items() if v is function]
-        except TypeError:
-            continue
-        for name in names:
-            setattr(module, name, wrapper)
-            done.append((module, name, function))
+    for module, name in references.update(function):
+        setattr(module, name, wrapper)
+        done.append((module, name, function))
     return done
