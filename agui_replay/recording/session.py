@@ -8,7 +8,7 @@ import copy
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
@@ -443,7 +443,7 @@ class CassetteSession:
         pending = _Pending(index, self._replays(index), run_input, _wire_input(run_input))
         pending.violations_before = len(self.guard.violations)
         scrubbed = scrub(pending.wire_input, secrets=self.secrets)
-        if self.normalize and pending.replay:
+        if self.normalize and pending.replay and self._raw_inputs:
             pending.live_before = copy.deepcopy(self._live_ids)
         pending.normalized_input = self._live_ids.input(scrubbed) if self.normalize else scrubbed
         if pending.replay:
@@ -471,6 +471,31 @@ class CassetteSession:
             return contextlib.nullcontext()
         instant = DEFAULT_FROZEN_TIME if self.freeze_time is True else self.freeze_time
         return time_machine.travel(instant, tick=False)
+
+    @contextlib.contextmanager
+    def _running(self, pending: _Pending) -> Iterator[None]:
+        """The span of one run: the guard (replay), the frozen clock, the provider routing and
+        the deterministic ids; a run that fails because its upstream did says that first."""
+        try:
+            with (
+                self.guard.guarding(pending.replay),
+                self._clock(),
+                self._routing(),
+                self._ids(pending.index),
+            ):
+                yield
+        except BaseException as exc:
+            self.provider._idle()
+            failed = self._upstream_failed(pending)
+            if failed is not None:
+                raise failed from exc
+            raise
+
+    @property
+    def _raw_inputs(self) -> bool:
+        """The cassette stores its inputs raw (format 1): they are read with the names the
+        replayed runs give their ids (a copy of the live normalizer per run, for these only)."""
+        return self._cassette is not None and self._cassette.version < 2
 
     def _ids(self, index: int) -> contextlib.AbstractContextManager[Any]:
         """The standard id generators made deterministic for run ``index`` (see ``ids``)."""
@@ -505,8 +530,8 @@ class CassetteSession:
         if _canonical(now) == _canonical(recorded):
             return
         if pending.live_before is not None:
-            # A cassette written before inputs were stored normalized holds the raw ids of
-            # the recorded run: read them with the names the replayed run gave them.
+            # A format-1 cassette holds the raw ids of the recorded run: read them with the
+            # names the replayed run gave them.
             raw_read = pending.live_before.input(pending.recorded.input)
             if _canonical(now) == _canonical(raw_read):
                 return
@@ -655,30 +680,18 @@ class CassetteSession:
         is compared with the recording and a difference raises :class:`ReplayMismatchError`.
         """
         pending = self._begin(input)
-        try:
-            with (
-                self.guard.guarding(pending.replay),
-                self._clock(),
-                self._routing(),
-                self._ids(pending.index),
-            ):
-                if (kind or target_kind(target)) == "asgi":
-                    events = self._run_asgi(target, pending.input, path)
-                else:
-                    events = run_target(
-                        target,
-                        pending.input,
-                        kind=kind,
-                        state_type=state_type if state_type is not None else self.state_type,
-                        path=path,
-                        headers=headers,
-                    )
-        except BaseException as exc:
-            self.provider._idle()
-            failed = self._upstream_failed(pending)
-            if failed is not None:
-                raise failed from exc
-            raise
+        with self._running(pending):
+            if (kind or target_kind(target)) == "asgi":
+                events = self._run_asgi(target, pending.input, path)
+            else:
+                events = run_target(
+                    target,
+                    pending.input,
+                    kind=kind,
+                    state_type=state_type if state_type is not None else self.state_type,
+                    path=path,
+                    headers=headers,
+                )
         return self._end(pending, events)
 
     async def arun(
@@ -693,30 +706,18 @@ class CassetteSession:
     ) -> list[WireEvent]:
         """:meth:`run` for async tests: an async agent or ASGI app runs on the current loop."""
         pending = self._begin(input)
-        try:
-            with (
-                self.guard.guarding(pending.replay),
-                self._clock(),
-                self._routing(),
-                self._ids(pending.index),
-            ):
-                if (kind or target_kind(target)) == "asgi":
-                    events = await self._arun_asgi(target, pending.input, path)
-                else:
-                    events = await arun_target(
-                        target,
-                        pending.input,
-                        kind=kind,
-                        state_type=state_type if state_type is not None else self.state_type,
-                        path=path,
-                        headers=headers,
-                    )
-        except BaseException as exc:
-            self.provider._idle()
-            failed = self._upstream_failed(pending)
-            if failed is not None:
-                raise failed from exc
-            raise
+        with self._running(pending):
+            if (kind or target_kind(target)) == "asgi":
+                events = await self._arun_asgi(target, pending.input, path)
+            else:
+                events = await arun_target(
+                    target,
+                    pending.input,
+                    kind=kind,
+                    state_type=state_type if state_type is not None else self.state_type,
+                    path=path,
+                    headers=headers,
+                )
         return self._end(pending, events)
 
     @property
