@@ -128,8 +128,12 @@ def test_an_input_built_from_normalized_events_equals_one_built_from_raw() -> No
     ]
     rebuilt["state"] = {"last_call": "run-1-call-1"}
     from_normalized = other.input(rebuilt)
-    # The tool message's own id was random in both: a placeholder either way.
     assert from_raw["messages"][:2] == from_normalized["messages"][:2]
+    assert from_raw["messages"][2]["toolCallId"] == "run-1-call-1"
+    assert from_normalized["messages"][2]["toolCallId"] == "run-1-call-1"
+    # The tool message's own id was random (and new) in both: a placeholder either way.
+    assert from_raw["messages"][2]["id"] == from_normalized["messages"][2]["id"]
+    assert re.fullmatch(r"<id-\d+>", from_raw["messages"][2]["id"])
     assert from_raw["state"] == from_normalized["state"]
 
 
