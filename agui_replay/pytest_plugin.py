@@ -80,7 +80,10 @@ class _State:
     secret_env: list[str]
     provider_hosts: list[str]
     fail_on_unused: bool
+    refresh: bool = False
     recorded: set[str] = field(default_factory=set)
+    refreshed: set[str] = field(default_factory=set)
+    """Cassettes whose events ``--agui-refresh`` changed."""
     failed: set[str] = field(default_factory=set)
     """Cassettes not written: their recorded runs' upstream failed."""
     replayed: set[str] = field(default_factory=set)
@@ -99,6 +102,7 @@ class _State:
     def to_json(self) -> dict[str, Any]:
         return {
             "recorded": sorted(self.recorded),
+            "refreshed": sorted(self.refreshed),
             "replayed": sorted(self.replayed),
             "failed": sorted(self.failed),
             "claimed": sorted(self.claimed),
@@ -109,6 +113,7 @@ class _State:
 
     def merge(self, data: dict[str, Any]) -> None:
         self.recorded.update(data.get("recorded", []))
+        self.refreshed.update(data.get("refreshed", []))
         self.replayed.update(data.get("replayed", []))
         self.failed.update(data.get("failed", []))
         self.claimed.update(data.get("claimed", []))
@@ -140,6 +145,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="record the cassettes of the selected tests again against the real provider "
         "(record mode 'rewrite')",
+    )
+    group.addoption(
+        "--agui-refresh",
+        action="store_true",
+        default=False,
+        help="re-derive the stored AG-UI events of the selected tests' cassettes from their "
+        "recorded provider interactions, offline (interactions unchanged; a test whose "
+        "provider requests changed fails and asks for --agui-record)",
     )
     group.addoption(
         "--agui-record-mode",
@@ -232,6 +245,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def _cli_mode(config: pytest.Config) -> RecordMode | None:
     record = bool(config.getoption("agui_record"))
     named = config.getoption("agui_record_mode")
+    if config.getoption("agui_refresh") and (record or named):
+        given = "--agui-record" if record else f"--agui-record-mode={named}"
+        raise pytest.UsageError(
+            f"--agui-refresh replays the recorded provider interactions offline; it cannot be "
+            f"combined with {given}, which records new ones"
+        )
     if not (record or named):
         return None
     from agui_replay.recording import RecordMode
@@ -272,6 +291,7 @@ def pytest_configure(config: pytest.Config) -> None:  # type: ignore[no-redef]
         _parse_mode(ini_mode, "ini agui_record_mode")
     fail = config.getoption("agui_fail_on_unused")
     state = _State(
+        refresh=bool(config.getoption("agui_refresh")),
         cassette_dir=cassette_dir.resolve(),
         rootdir=config.rootpath,
         cli_mode=cli_mode,
@@ -521,6 +541,7 @@ def agui(
             deterministic_ids=bool(deterministic),
             record_errors=bool(marker.get("record_errors", False)),
             id_generators=generators,
+            refresh=state.refresh,
         )
     except InvalidArgumentError as exc:  # a bad rule or id generator: this test fails alone
         pytest.fail(f"{item.nodeid}: {exc}", pytrace=False)
@@ -533,7 +554,9 @@ def agui(
         finally:
             written = session.finish()
             key = _show_path(state, session.path)
-            if written is not None:
+            if written is not None and session.refresh:
+                state.refreshed.add(key)
+            elif written is not None:
                 state.recorded.add(key)
             elif session.upstream_failures:
                 state.failed.add(key)
@@ -672,9 +695,13 @@ class _Hooks:
             return (yield)
         failures = (CassetteError, ReplayMismatchError, NetworkBlockedError, UpstreamError)
         try:
-            with session.guard.guarding(session.replay_only):
-                result = yield
-            session.check_complete()
+            try:
+                with session.guard.guarding(session.replay_only):
+                    result = yield
+                session.check_complete()
+            except BaseException:
+                session.abandon()  # a refresh stores only what a passing test produced
+                raise
         except failures as exc:
             # Our failures explain themselves; a traceback through the plugin would bury that.
             raise pytest.fail.Exception(f"{type(exc).__name__}: {exc}", pytrace=False) from None
@@ -794,7 +821,12 @@ class _Hooks:
     ) -> None:
         state = self.state
         if not (
-            state.recorded or state.replayed or state.failed or state.unused or state.stale_removed
+            state.recorded
+            or state.replayed
+            or state.refreshed
+            or state.failed
+            or state.unused
+            or state.stale_removed
         ):
             return
         write = terminalreporter.write_line
@@ -803,13 +835,16 @@ class _Hooks:
             shown = _show_path(state, Path(path))
             write(f"  removed a stale temporary file of an interrupted write: {shown}")
         counts = (
-            f"{len(state.recorded)} cassette(s) recorded, {len(state.replayed)} replayed, "
-            f"{len(state.unused)} unused"
+            f"{len(state.recorded)} cassette(s) recorded, "
+            + (f"{len(state.refreshed)} refreshed, " if state.refresh else "")
+            + f"{len(state.replayed)} replayed, {len(state.unused)} unused"
             + (f", {len(state.failed)} failed" if state.failed else "")
         )
         write(counts)
         for path in sorted(state.recorded):
             write(f"  recorded: {path}")
+        for path in sorted(state.refreshed):
+            write(f"  refreshed: {path} (events changed; interactions kept)")
         for path in sorted(state.failed):
             write(f"  failed:   {path} (the upstream failed; nothing written)", red=True)
         verbose = config.get_verbosity() > 0

@@ -36,6 +36,7 @@ from .modes import (
     UpstreamError,
 )
 from .provider import SessionProvider
+from .refresh import first_field, refresh_refused, refreshed_cassette
 from .steady import steady_cassette, without_volatile
 from .targets import (
     TargetKind,
@@ -118,7 +119,10 @@ class CassetteSession:
     the user to run to record (default: ``pytest --agui-record``); ``freeze_time`` the instant
     the wall clock shows during each run (``False``: the real clock); ``record_errors=True``
     stores a recorded run whose upstream failed (unreachable, 5xx, 429), which otherwise
-    raises :class:`UpstreamError` and leaves the cassette as it was.
+    raises :class:`UpstreamError` and leaves the cassette as it was. ``refresh=True`` replays
+    every run offline and, where the agent's inputs and provider requests still equal the
+    recorded ones, stores its new events in place of the old (see :mod:`.refresh`): the
+    interactions stay byte-identical; a differing request fails the run and writes nothing.
     """
 
     def __init__(
@@ -140,8 +144,15 @@ class CassetteSession:
         deterministic_ids: bool = True,
         id_generators: Iterable[str] = (),
         record_errors: bool = False,
+        refresh: bool = False,
     ) -> None:
         self.path = Path(path)
+        self.refresh = refresh
+        """Re-derive the stored events from the recorded interactions (offline); the mode is
+        then ``none``."""
+        self.refreshed: list[int] = []
+        """The runs whose events a refresh changed (written at :meth:`finish`)."""
+        self._refresh_refused = False
         self.record_errors = record_errors
         """Record a run whose upstream failed (5xx, 429, unreachable) on purpose; by default
         such a run raises :class:`UpstreamError` and nothing is written."""
@@ -162,7 +173,7 @@ class CassetteSession:
         self.intercept = intercept
         self._host_table: Any = None
         self.freeze_time = freeze_time
-        self.mode = RecordMode.parse(mode)
+        self.mode = RecordMode.NONE if refresh else RecordMode.parse(mode)
         self._upstream = upstream
         self.secrets: list[str] = [s for s in secrets if s]
         self.record_command = record_command or "pytest --agui-record"
@@ -200,7 +211,7 @@ class CassetteSession:
     @property
     def replay_only(self) -> bool:
         """Whether no run of this session can record (so the network guard may stay up)."""
-        if self.mode is RecordMode.NONE:
+        if self.mode is RecordMode.NONE:  # a refresh too
             return True
         if self.mode is RecordMode.ONCE:
             return self.path.exists()
@@ -221,6 +232,13 @@ class CassetteSession:
                         str(exc).replace("`pytest --agui-record`", f"`{self.record_command}`")
                     ) from None
                 self._recorded_runs = list(self._cassette.runs)
+            elif self.refresh:
+                raise MissingCassetteError(
+                    "no cassette for this test: a refresh re-derives the events of a recorded "
+                    f"cassette from its provider interactions. Record it first with "
+                    f"`{self.record_command}`.",
+                    path=str(self.path),
+                )
             elif self.mode is RecordMode.NONE:
                 raise MissingCassetteError(
                     f"no cassette for this test, and record mode 'none' only replays. Record it "
@@ -326,7 +344,28 @@ class CassetteSession:
             finally:
                 self.provider.close()
 
+    def abandon(self) -> None:
+        """Make a refresh write nothing at :meth:`finish` (recording is not affected). The
+        pytest plugin calls it when a test fails: a refresh stores only what a passing test
+        produced."""
+        self._refresh_refused = True
+
+    def _save_refreshed(self) -> Path | None:
+        if not self.refreshed or self._refresh_refused or self.guard.violations:
+            return None
+        assert self._cassette is not None
+        if len(self.runs) != len(self._recorded_runs):
+            return None  # check_complete says why
+        inputs = [
+            run.input if self._cassette.version >= 2 else (r.normalized_input or r.input)
+            for run, r in zip(self._recorded_runs, self.runs, strict=True)
+        ]
+        cassette = refreshed_cassette(self._cassette, [r.normalized for r in self.runs], inputs)
+        return save_cassette(cassette, self.path, secrets=self.secrets)
+
     def _save(self) -> Path | None:
+        if self.refresh:
+            return self._save_refreshed()
         if self.outcome != "recorded" or self.upstream_failures:
             return None
         runs = [self._run_to_store(r) for r in self.runs]
@@ -539,6 +578,19 @@ class CassetteSession:
         shown = "\n".join(
             f"  {p or '/'}: recorded {_short(a)} != now {_short(b)}" for p, a, b in diffs
         )
+        if self.refresh:
+            self._refresh_refused = True
+            first = diffs[0][0] if diffs else "/"
+            raise ReplayMismatchError(
+                refresh_refused(
+                    self.path,
+                    pending.index,
+                    f"it starts from another input than the recorded one (first differing "
+                    f"field: {first or '/'})",
+                    shown,
+                    self.record_command,
+                )
+            )
         raise ReplayMismatchError(
             f"{self.path}: run #{pending.index} starts from another input than the recorded "
             f"one:\n{shown}\nRe-record with `{self.record_command}` if the change is intended."
@@ -656,10 +708,37 @@ class CassetteSession:
                 f"the agent made {len(fake.requests)} provider request(s); the recording has "
                 f"{len(fake.turns)}: never requested: " + "; ".join(fake.unserved)
             )
+        if self.refresh:
+            self._refreshed_run(pending, fake, same)
+            return
         if problems:
             header = f"{self.path}: run #{pending.index} does not replay as recorded"
             footer = f"If the change is intended, re-record with `{self.record_command}`."
             raise ReplayMismatchError("\n".join([header, *problems, footer]))
+
+    def _refreshed_run(self, pending: _Pending, fake: FakeProvider, same: bool) -> None:
+        """A refreshed run: its provider traffic must be the recorded one; new events are
+        kept for :meth:`finish`."""
+        if fake.errors or fake.unserved:
+            self._refresh_refused = True
+            if fake.errors:
+                text = str(fake.errors[0])
+                field = first_field(text)
+                what = "its provider requests differ from the recorded ones" + (
+                    f" (first differing field: {field})" if field else ""
+                )
+            else:
+                text = "never requested: " + "; ".join(fake.unserved)
+                what = (
+                    f"it made {len(fake.requests)} provider request(s) where the recording has "
+                    f"{len(fake.turns)}"
+                )
+            detail = "\n".join(f"  {line}" for line in text.splitlines())
+            raise ReplayMismatchError(
+                refresh_refused(self.path, pending.index, what, detail, self.record_command)
+            )
+        if not same:
+            self.refreshed.append(pending.index)
 
     def run(
         self,
