@@ -13,10 +13,23 @@ list of events...) in which
   ``hf_...``, GitHub and AWS access keys) are replaced too.
 
 A secret split across two stored strings is still found where the strings are pieces of one
-stream: the ``data`` of a ``"chunks"`` list (provider response chunks) and the ``delta`` of
-AG-UI content events of one message or tool call are scrubbed as one concatenated text, and the
-replacement is put in the piece where the match starts (the pieces keep their count, so chunk
-boundaries survive). Strings that are not pieces of one stream are scrubbed one by one.
+stream, and the replacement is put in the piece where the match starts (the rest of the match
+is removed from the pieces it runs into; the pieces keep their count, so chunk boundaries and
+offsets survive):
+
+* a ``"chunks"`` list (provider response chunks) is scrubbed as one text, and so is the text
+  the model streamed in its SSE frames, rebuilt per logical stream from the JSON of the
+  ``data:`` lines (a frame may be split across chunks, a chunk may hold several frames):
+  OpenAI Chat Completions ``choices[i].delta`` ``content`` / ``refusal`` /
+  ``reasoning_content`` / ``reasoning`` and ``tool_calls[j].function.arguments``; every
+  ``response.*.delta`` of the OpenAI Responses API (output text, function call arguments,
+  reasoning summaries...); Anthropic ``content_block_delta`` ``text`` / ``partial_json`` /
+  ``thinking``; Gemini ``candidates[i].content.parts[j].text``. Each other string of a frame
+  is scrubbed on its own (also when JSON-escaped); a changed string is re-encoded in place,
+  so every frame stays valid JSON (see :mod:`agui_replay._scrub_streams`);
+* the ``delta`` of the AG-UI content events of one message or tool call.
+
+Strings that are not pieces of one stream are scrubbed one by one.
 
 >>> key = "sk-test-0123456789abcdef"
 >>> scrub({"headers": {"Authorization": f"Bearer {key}"}, "body": f"key={key}"})
@@ -33,6 +46,8 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from ._scrub_streams import scrub_chunks, split_scrub
 
 __all__ = [
     "DEFAULT_SECRET_HEADERS",
@@ -135,37 +150,7 @@ def scrub_sequence(
     >>> scrub_sequence(["key sk-ant-abc", "defghijklmnopq end"], DEFAULT_SECRET_PATTERNS)
     ['key <scrubbed>', ' end']
     """
-    text = "".join(pieces)
-    spans: list[tuple[int, int]] = []
-    for regex in regexes:
-        spans.extend(m.span() for m in regex.finditer(text) if m.end() > m.start())
-    if not spans:
-        return list(pieces)
-    merged: list[list[int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    out: list[str] = []
-    offset = 0
-    for piece in pieces:
-        lo, hi = offset, offset + len(piece)
-        offset = hi
-        parts: list[str] = []
-        cursor = lo
-        for start, end in merged:
-            if end <= lo or start >= hi:
-                continue
-            if start > cursor:
-                parts.append(text[cursor:start])
-            if start >= lo:
-                parts.append(replacement)
-            cursor = max(cursor, min(end, hi))
-        if cursor < hi:
-            parts.append(text[cursor:hi])
-        out.append("".join(parts))
-    return out
+    return split_scrub(pieces, regexes, replacement)
 
 
 def _header_items(headers: Any) -> Iterable[tuple[Any, Any]]:
@@ -269,7 +254,7 @@ class _Walk:
         return isinstance(name, str) and name.lower() in self.headers
 
     def chunks(self, chunks: Sequence[Mapping[str, Any]]) -> list[Any]:
-        scrubbed = scrub_sequence([c["data"] for c in chunks], self.regexes, self.replacement)
+        scrubbed = scrub_chunks([c["data"] for c in chunks], self.regexes, self.replacement)
         out = []
         for chunk, data in zip(chunks, scrubbed, strict=True):
             copy = self.mapping({k: v for k, v in chunk.items() if k != "data"})

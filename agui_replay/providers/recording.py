@@ -23,6 +23,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Ma
 from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import parse_qsl, quote, urlsplit
 
+from agui_replay._scrub_streams import scrub_chunks
 from agui_replay.errors import ProviderError
 from agui_replay.providers._server import LoopbackServer
 from agui_replay.providers._wire import Plan, StreamCut, error_plan, url_target
@@ -33,7 +34,6 @@ from agui_replay.providers.interaction import (
     RecordedResponse,
     parse_body,
 )
-from agui_replay.scrub import scrub_sequence
 
 if TYPE_CHECKING:
     import httpx
@@ -128,13 +128,14 @@ class Scrubber:
 
     def stream(self, pieces: list[str]) -> list[str]:
         """Scrub the pieces of one stream as one text, so that a secret split between two
-        network reads is still found; the pieces keep their count (chunk boundaries survive)."""
+        network reads is still found, and the text streamed in its SSE frames (a secret the
+        model echoed across frames); the pieces keep their count (chunk boundaries survive)."""
         with self._lock:
             secrets = sorted(self._secrets, key=len, reverse=True)
         if not secrets:
             return pieces
         regex = re.compile("|".join(re.escape(secret) for secret in secrets))
-        return scrub_sequence(pieces, [regex], self.marker)
+        return scrub_chunks(pieces, [regex], self.marker)
 
     def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
         self.learn(headers)
