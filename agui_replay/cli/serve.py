@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import math
 import signal
 import socket
@@ -137,6 +138,7 @@ class ReplayApp:
             gone.set()
 
         watcher = asyncio.ensure_future(watch())
+        sent = 0
         try:
             await send({"type": "http.response.start", "status": 200, "headers": headers})
             for delay, event in zip(
@@ -145,16 +147,24 @@ class ReplayApp:
                 if delay > 0:
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(gone.wait(), delay)
+                else:
+                    # Let the loop see a closed connection before the next write: writes to a
+                    # reset socket would each be refused (and logged) until it does.
+                    await asyncio.sleep(0)
                 if gone.is_set():
-                    return
+                    break
                 await send(
                     {"type": "http.response.body", "body": encode_sse(event), "more_body": True}
                 )
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+                sent += 1
+            else:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
-            return  # the client went away mid-write
+            gone.set()  # the client went away mid-write
         finally:
             watcher.cancel()
+        if gone.is_set():  # a normal end of a run for a client: one line, no traceback
+            self._say(f"  client disconnected after {sent} of {len(run.events)} event(s)")
 
 
 def _check_run_input(body: bytes) -> str | None:
@@ -225,6 +235,7 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
             app, log_level="warning", lifespan="off", http="h11", ws="none", loop="asyncio"
         )
         server = uvicorn.Server(config)
+        _quiet_lost_writes()
         timing = "instant" if args.speed == 0 else f"speed {args.speed:g}"
         out.write(f"{url}\n")
         out.flush()
@@ -238,6 +249,20 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         sock.close()
     sys.stderr.write("stopped\n")
     return EXIT_OK
+
+
+class _LostWrites(logging.Filter):
+    """Drops asyncio's "socket.send() raised exception." lines: each is one more write to a
+    client that already disconnected, which `serve` reports once itself."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("socket.send() raised exception")
+
+
+def _quiet_lost_writes() -> None:
+    log = logging.getLogger("asyncio")
+    if not any(isinstance(f, _LostWrites) for f in log.filters):
+        log.addFilter(_LostWrites())
 
 
 def _run_until_signal(server: Any, sock: socket.socket) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -90,7 +91,9 @@ def _assemble(run: RecordedRun) -> tuple[dict[int, _Block], set[int]]:
     return first_of, swallowed
 
 
-def _input_summary(run_input: dict[str, Any], width: int | None) -> list[str]:
+def _input_summary(
+    run_input: dict[str, Any], width: int | None, open_interrupts: list[str], raw_inputs: bool
+) -> list[str]:
     lines = []
     messages = run_input.get("messages") or []
     users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
@@ -103,11 +106,52 @@ def _input_summary(run_input: dict[str, Any], width: int | None) -> list[str]:
         lines.append(f"tools: {', '.join(tools)}")
     if run_input.get("state") not in (None, {}):
         lines.append(f"state: {_clip(_compact(run_input.get('state')), width)}")
-    for answer in run_input.get("resume") or []:
+    resume = run_input.get("resume") or []
+    for n, answer in enumerate(resume if isinstance(resume, list) else []):
         if isinstance(answer, dict):
             payload = f" {_compact(answer['payload'])}" if "payload" in answer else ""
-            lines.append(f"resume: {answer.get('interruptId')} {answer.get('status')}{payload}")
+            ident = _resume_id(answer.get("interruptId"), n, open_interrupts, raw_inputs)
+            lines.append(f"resume: {ident} {answer.get('status')}{payload}")
     return lines
+
+
+def _resume_id(ident: Any, n: int, open_interrupts: list[str], raw_inputs: bool) -> str:
+    """The interrupt a resume entry answers, by the name the shown events give it.
+
+    A format-1 cassette stores its inputs with the raw ids of the run that recorded it, while
+    its events are normalized: a resume entry there names the interrupt by a raw id the events
+    never show. It answers the previous run's open interrupts in order, so the n-th entry is
+    shown with the n-th interrupt's normalized id, and the stored id beside it.
+    """
+    if not open_interrupts or ident in open_interrupts:
+        return str(ident)
+    if raw_inputs and n < len(open_interrupts):
+        return f"{open_interrupts[n]} (stored as {ident}: format-1 inputs keep raw ids)"
+    return f"{ident} (answers none of the interrupts open: {', '.join(open_interrupts)})"
+
+
+_VERSION = re.compile(rb'"version"\s*:\s*([0-9]{1,6})')
+
+
+def _raw_inputs(recording: Any) -> bool:
+    """Whether a cassette file is format 1 (inputs stored raw); read from its first bytes."""
+    if recording.kind != "cassette":
+        return False
+    try:
+        with open(recording.path, "rb") as handle:
+            head = handle.read(512)
+    except OSError:
+        return False
+    found = _VERSION.search(head)
+    return found is not None and int(found.group(1)) < 2
+
+
+def _interrupt_ids(event: dict[str, Any]) -> list[str]:
+    outcome = event.get("outcome")
+    interrupts = outcome.get("interrupts") if isinstance(outcome, dict) else None
+    if not isinstance(interrupts, list):
+        return []
+    return [str(i.get("id")) for i in interrupts if isinstance(i, dict) and "id" in i]
 
 
 def _show(args: argparse.Namespace, out: TextIO) -> int:
@@ -130,6 +174,8 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
     results: dict[str, list[str]] = {}
     seen_errors = 0
     current_run: RecordedRun | None = None
+    raw_inputs = _raw_inputs(recording)
+    open_interrupts: list[str] = []
     for step in walk(recording, runs=runs):
         progress.tick(step.index)
         run, i = step.run, step.index
@@ -149,8 +195,11 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
                 + "\n"
             )
             if run.input is not None:
-                for line in _input_summary(run.input, width):
+                for line in _input_summary(run.input, width, open_interrupts, raw_inputs):
                     out.write("   " + color.dim(line) + "\n")
+            open_interrupts = []
+        if step.event.get("type") == "RUN_FINISHED":
+            open_interrupts = _interrupt_ids(step.event)
         for line in _show_event(step, blocks, swallowed, results, color, width):
             out.write(f"  {color.dim(f'#{i:<4}')} {line}\n")
         errors = step.session.errors
