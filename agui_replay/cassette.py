@@ -38,11 +38,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-import orjson
 from ag_ui.core import Event
 from pydantic import TypeAdapter, ValidationError
 
 from ._compat import input_model
+from ._doc_lines import document_line
+from ._limits import JSONLimitError, loads_json
 from .errors import CassetteError, EventDecodeError, InvalidArgumentError
 from .events import EVENT_TYPES, parse_event
 from .scrub import DEFAULT_SECRET_HEADERS, scrub
@@ -257,6 +258,7 @@ def _build(doc: Any, validate: Validation) -> Cassette:
         _expect(name, str, ["name"], "a string")
     meta = doc.get("meta", {})
     _expect(meta, dict, ["meta"], "an object")
+    _check_provider_meta(meta.get("provider"))
     if "runs" not in doc:
         raise _Problem([], 'no "runs" array: a cassette lists its runs under "runs"')
     runs = doc["runs"]
@@ -269,6 +271,25 @@ def _build(doc: Any, validate: Validation) -> Cassette:
         name=name,
         meta=meta,
     )
+
+
+_URL_PATH = re.compile(r"(/[^\s?#\\]*)?")
+
+
+def _check_provider_meta(provider: Any) -> None:
+    # The recorder writes {"base_path": "/v1"}; replay serves the provider under that path.
+    if provider is None:
+        return
+    _expect(provider, dict, ["meta", "provider"], "an object")
+    if "base_path" in provider:
+        base = provider["base_path"]
+        _expect(base, str, ["meta", "provider", "base_path"], 'a URL path such as "/v1"')
+        if not _URL_PATH.fullmatch(base):
+            raise _Problem(
+                ["meta", "provider", "base_path"],
+                f'{base[:60]!r} is not a URL path: it is empty or starts with "/" (e.g. "/v1") '
+                "and holds no spaces, '?', '#' or '\\'",
+            )
 
 
 def _build_run(run: Any, i: int, validate: Validation) -> CassetteRun:
@@ -430,60 +451,6 @@ def _raise_event_problem(event: Any, where: list[PathPart], j: int) -> None:
 
 # --- locating a document path in the file text ---------------------------------------------
 
-_DECODER = json.JSONDecoder()
-_WS = re.compile(r"[ \t\n\r]*")
-
-
-def _offset_of(text: str, where: Sequence[PathPart]) -> int:
-    """Character offset where the value at ``where`` starts (or the deepest part found)."""
-    idx = _WS.match(text, 0).end()  # type: ignore[union-attr]
-    for part in where:
-        opener = "{" if isinstance(part, str) else "["
-        if text[idx : idx + 1] != opener:
-            return idx
-        container = idx
-        idx = _WS.match(text, idx + 1).end()  # type: ignore[union-attr]
-        if isinstance(part, str):
-            while text[idx : idx + 1] == '"':
-                key, idx = json.decoder.scanstring(text, idx + 1)  # type: ignore[attr-defined]
-                idx = _WS.match(text, idx).end() + 1  # type: ignore[union-attr]  # past ':'
-                idx = _WS.match(text, idx).end()  # type: ignore[union-attr]
-                if key == part:
-                    break
-                idx = _skip_value(text, idx)
-            else:
-                return container
-        else:
-            for _ in range(part):
-                if text[idx : idx + 1] in ("]", ""):
-                    return container
-                idx = _skip_value(text, idx)
-    return idx
-
-
-def _skip_value(text: str, idx: int) -> int:
-    _, idx = _DECODER.raw_decode(text, idx)
-    idx = _WS.match(text, idx).end()  # type: ignore[union-attr]
-    if text[idx : idx + 1] == ",":
-        idx = _WS.match(text, idx + 1).end()  # type: ignore[union-attr]
-    return idx
-
-
-def document_line(text: str, where: Sequence[str | int]) -> int | None:
-    r"""The 1-based line of ``text`` (JSON) where the value at document path ``where`` starts.
-
-    A path is a list of object keys and array indexes. When the path goes further than the
-    document does, the line of the deepest part found; ``None`` when the text is not JSON up
-    to there. Works on any JSON text, not only cassettes.
-
-    >>> document_line('{\n "a": [\n  1,\n  2\n ]\n}', ["a", 1])
-    4
-    """
-    try:
-        return text.count("\n", 0, _offset_of(text, where)) + 1
-    except (ValueError, IndexError):  # the text is broken further on: no line, not a crash
-        return None
-
 
 def event_line(text: str, run_index: int, event_index: int) -> int | None:
     """The 1-based line of cassette ``text`` where ``runs[run_index].events[event_index]``
@@ -509,25 +476,23 @@ def loads_cassette(
 ) -> Cassette:
     """Parse and validate cassette text; every error is a :class:`CassetteError` with a line."""
     src = None if source is None else str(source)
+    if not isinstance(text, (str, bytes)):
+        raise InvalidArgumentError(
+            f"loads_cassette takes the cassette text (str or bytes), not {type(text).__name__}; "
+            "to read a file, use load_cassette(path)"
+        )
+    _check_validation(validate)
     # orjson reads the bytes directly (and checks they are UTF-8); the decoded text is only
     # needed to point at a line when something is wrong, so it is made only then.
     data = text.removeprefix(_BOM) if isinstance(text, bytes) else text.removeprefix("\ufeff")
     try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        text = _text_of(text, src)
-        # orjson rejects a few valid documents (integers beyond 64 bits); json has the last word.
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CassetteError(
-                f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}. "
-                + _REWRITE_HINT,
-                path=src,
-                line=exc.lineno,
-            ) from None
-        except RecursionError:
-            raise CassetteError("JSON nested too deeply to read", path=src) from None
+        doc = loads_json(data, exact_ints=False)
+    except JSONLimitError as exc:
+        _text_of(text, src)  # a byte that is not UTF-8 has its own message
+        at = f" at line {exc.lineno}, column {exc.colno}" if exc.lineno is not None else ""
+        raise CassetteError(
+            f"not valid JSON: {exc.msg}{at}. " + _REWRITE_HINT, path=src, line=exc.lineno
+        ) from None
     try:
         return _build(doc, validate)
     except _Problem as problem:
@@ -552,6 +517,19 @@ def _text_of(data: str | bytes, src: str | None) -> str:
         ) from None
 
 
+def _file_path(path: Any) -> Path:
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidArgumentError(
+            f"takes a file path (a str or os.PathLike), not {type(path).__name__}"
+        )
+    return Path(path)
+
+
+def _check_validation(validate: Any) -> None:
+    if validate not in ("full", "shape"):
+        raise InvalidArgumentError(f"validate is 'full' or 'shape', not {validate!r}")
+
+
 def load_cassette(
     path: str | os.PathLike[str],
     *,
@@ -563,17 +541,17 @@ def load_cassette(
     A missing file raises :class:`CassetteError` whose message ends with ``missing_hint``
     (default: how to record it with ``pytest --agui-record``).
     """
-    target = Path(path)
+    target = _file_path(path)
+    _check_validation(validate)
     try:
         data = target.read_bytes()
     except FileNotFoundError:
         raise CassetteError(
             f"no cassette at this path. {missing_hint or RECORD_HINT}", path=str(target)
         ) from None
-    except OSError as exc:
-        raise CassetteError(
-            f"cannot read the cassette: {exc.strerror or exc}", path=str(target)
-        ) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL character in the path
+        why = getattr(exc, "strerror", None) or exc
+        raise CassetteError(f"cannot read the cassette: {why}", path=str(target)) from None
     return loads_cassette(data, source=target, validate=validate)
 
 

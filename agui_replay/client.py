@@ -28,14 +28,17 @@ when verification is off) are kept in :attr:`Session.errors` and :attr:`Session.
 from __future__ import annotations
 
 import copy
+import math
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, NoReturn
 
 import orjson
 from ag_ui.core import BaseEvent
 
+from ._limits import MAX_JSON_DEPTH, depth_within, finite_throughout
 from ._messages import ABSENT, MessageList
-from .errors import AguiReplayError, EventDecodeError, PatchError
+from .errors import AguiReplayError, EventDecodeError, InvalidArgumentError, PatchError
 from .events import CHUNK_TYPES, EVENT_TYPES, EventLike, parse_event, to_wire
 from .patch import apply_patch, apply_patch_in_place
 from .state import encode_state
@@ -68,15 +71,71 @@ class EventPatchError(PatchError):
         self.cause = cause
 
 
+class _NotJSON(ValueError):
+    """A value an event carries that is no JSON value (too deep, NaN); the applier names the
+    event."""
+
+
+_ORJSON_DEPTH = 254  # orjson.dumps refuses values nested deeper than this
+_PAD = _ORJSON_DEPTH - MAX_JSON_DEPTH  # wrapper lists that make orjson enforce the limit
+_TOO_DEEP = f"is nested deeper than MAX_JSON_DEPTH={MAX_JSON_DEPTH} arrays/objects"
+_NOT_FINITE = "holds NaN or infinity, which JSON cannot represent (write null or a string)"
+
+
+def _chain() -> tuple[list[Any], list[Any]]:
+    inner: list[Any] = [None]
+    outer = inner
+    for _ in range(_PAD - 1):
+        outer = [outer]
+    return outer, inner
+
+
+# One prebuilt set of wrapper lists, reused under a lock (building them costs more than
+# copying a small value); a call that finds it busy builds its own.
+_CHAIN = _chain()
+_CHAIN_LOCK = threading.Lock()
+
+
+def _padded_dumps(value: Any) -> bytes:
+    if not _CHAIN_LOCK.acquire(blocking=False):
+        outer, inner = _chain()
+        inner[0] = value
+        return orjson.dumps(outer)
+    outer, inner = _CHAIN
+    inner[0] = value
+    try:
+        return orjson.dumps(outer)
+    finally:
+        inner[0] = None
+        _CHAIN_LOCK.release()
+
+
 def _json_copy(value: Any) -> Any:
-    """An independent copy of a JSON value; orjson is ~10x faster than deepcopy when it fits."""
-    if value is None or isinstance(value, (str, int, float, bool)):
+    """An independent copy of a JSON value; orjson is ~10x faster than deepcopy when it fits.
+
+    Raises :class:`_NotJSON` for a value nested deeper than ``MAX_JSON_DEPTH`` or holding NaN
+    or infinity (orjson would write those as null: silently changed data).
+    """
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _NotJSON(_NOT_FINITE)
         return value
     try:
-        return orjson.loads(orjson.dumps(value))
+        encoded = _padded_dumps(value)
     except (TypeError, orjson.JSONEncodeError):
-        # Non-string keys, >64-bit integers or nesting deeper than orjson allows.
+        # Non-string keys, >64-bit integers, or nesting deeper than the limit.
+        if not depth_within(value, MAX_JSON_DEPTH):
+            raise _NotJSON(_TOO_DEEP) from None
+        if not finite_throughout(value):
+            raise _NotJSON(_NOT_FINITE) from None
         return copy.deepcopy(value)
+    out = orjson.loads(encoded[_PAD:-_PAD])
+    # A NaN comes back as null; Python == tells (tuples and subclasses too, then walked).
+    if b"null" in encoded and out != value and not finite_throughout(value):
+        raise _NotJSON(_NOT_FINITE)
+    return out
 
 
 def _plain(value: Any) -> Any:
@@ -85,6 +144,27 @@ def _plain(value: Any) -> Any:
     if callable(dump):
         return dump(by_alias=True, mode="json", exclude_none=True)
     return _json_copy(value)
+
+
+def _initial_messages(messages: Any) -> list[Any]:
+    if messages is None:
+        return []
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
+        raise InvalidArgumentError(
+            f"Session(messages=...) takes a list of messages, not {type(messages).__name__}"
+        )
+    out = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping) and not callable(getattr(message, "model_dump", None)):
+            raise InvalidArgumentError(
+                f"Session(messages=...): message #{i} is of type {type(message).__name__}; a "
+                'message is a wire dict ({"id": ..., "role": ..., ...}) or an ag_ui.core message'
+            )
+        try:
+            out.append(_plain(message))
+        except _NotJSON as exc:
+            raise InvalidArgumentError(f"Session(messages=...): message #{i} {exc}") from None
+    return out
 
 
 def _merge_metadata(target: dict[str, Any] | None, event: Mapping[str, Any]) -> None:
@@ -150,10 +230,13 @@ class Session:
         mode: Mode = "client",
     ) -> None:
         # The reference agent starts from `initialState ?? {}`.
-        self._state: Any = {} if state is None else _json_copy(encode_state(state))
+        try:
+            self._state: Any = {} if state is None else _json_copy(encode_state(state))
+        except _NotJSON as exc:
+            raise InvalidArgumentError(f"Session(state=...): the state {exc}") from None
         # Ids of state containers deltas may change in place; None: all (nothing handed out).
         self._owned: set[int] | None = None
-        self._store = MessageList(_plain(m) for m in (messages if messages is not None else ()))
+        self._store = MessageList(_initial_messages(messages))
         self._pending: dict[int, _Pending] = {}
         self._verifier: Verifier | None = Verifier(mode) if verify else None
         self._strict = mode == "strict"
@@ -255,6 +338,8 @@ class Session:
                     handler(self, wire, index)
                 except (KeyError, TypeError, AttributeError) as exc:
                     _malformed(wire, index, exc)
+                except _NotJSON as exc:
+                    _not_json(wire, index, exc)
                 return
         for item in expanded:
             self._apply_one(item, index)
@@ -297,6 +382,8 @@ class Session:
             handler(self, event, index)
         except (KeyError, TypeError, AttributeError) as exc:
             _malformed(event, index, exc)
+        except _NotJSON as exc:
+            _not_json(event, index, exc)
 
     def _warn(self, index: int, kind: str, text: str) -> None:
         self.warnings.append(f"{kind} #{index}: {text}")
@@ -657,6 +744,15 @@ def _malformed(event: Mapping[str, Any], index: int, exc: Exception) -> NoReturn
         f"{event.get('type')}: cannot be applied ({type(exc).__name__}: {exc})",
         index=index,
         event_type=str(event.get("type")),
+    ) from None
+
+
+def _not_json(event: Mapping[str, Any], index: int, exc: _NotJSON) -> NoReturn:
+    kind = str(event.get("type"))
+    raise EventDecodeError(
+        f"{kind}: a value it carries {exc}; the event cannot be applied",
+        index=index,
+        event_type=kind,
     ) from None
 
 

@@ -18,6 +18,7 @@ from ag_ui.core import BaseEvent, Event, EventType
 from pydantic import TypeAdapter, ValidationError
 
 from ._compat import LEGACY_PROTOCOL, LIBRARY_EVENT_TYPES, WireEventModel, dump
+from ._limits import JSONLimitError, loads_json
 from .errors import EventDecodeError
 
 __all__ = [
@@ -142,10 +143,10 @@ def parse_event(
     if isinstance(data, BaseEvent):
         return data
     where: dict[str, Any] = {"index": index, "line": line, "source": source}
-    if isinstance(data, (str, bytes)):
+    if isinstance(data, (str, bytes, bytearray)):
         try:
-            data = json.loads(data)
-        except (ValueError, UnicodeDecodeError) as exc:
+            data = loads_json(data)
+        except JSONLimitError as exc:
             raise EventDecodeError(f"not valid JSON ({exc})", **where) from None
     if not isinstance(data, Mapping):
         raise EventDecodeError(
@@ -200,6 +201,12 @@ def parse_events(
     events: Iterable[EventLike | str | bytes], *, source: str | None = None
 ) -> list[BaseEvent]:
     """Validate a whole stream; errors name the index of the first bad event."""
+    if isinstance(events, (str, bytes, Mapping, BaseEvent)) or not isinstance(events, Iterable):
+        raise EventDecodeError(
+            f"parse_events takes a list (or other iterable) of events, not "
+            f"{type(events).__name__}; for one event use parse_event",
+            source=source,
+        )
     return [parse_event(e, index=i, source=source) for i, e in enumerate(events)]
 
 
@@ -207,11 +214,20 @@ def to_wire(event: EventLike) -> WireEvent:
     """The wire dict of an event: a model is dumped camelCase; a mapping is copied as it is."""
     if isinstance(event, BaseEvent):
         return dump(event)
+    if not isinstance(event, Mapping):
+        raise EventDecodeError(
+            f"an event is a JSON object (a mapping) or an ag_ui.core event, not "
+            f"{type(event).__name__}"
+        )
     return dict(event)
 
 
 def to_wire_list(events: Iterable[EventLike]) -> list[WireEvent]:
     """:func:`to_wire` over a stream."""
+    if isinstance(events, (str, bytes, Mapping, BaseEvent)) or not isinstance(events, Iterable):
+        raise EventDecodeError(
+            f"to_wire_list takes an iterable of events, not {type(events).__name__}"
+        )
     return [to_wire(e) for e in events]
 
 

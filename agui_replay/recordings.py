@@ -20,15 +20,13 @@ The ``agui-replay`` command and its HTML viewer are built on this module::
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import orjson
-
+from ._limits import JSONLimitError, loads_json
 from ._progress import Progress
 from .client import Session
 from .errors import AguiReplayError, EventDecodeError, ProtocolViolation
@@ -157,8 +155,8 @@ def _load_jsonl(text: str, path: str) -> tuple[list[WireEvent], list[int | None]
         if not stripped:
             continue
         try:
-            value = orjson.loads(stripped)
-        except orjson.JSONDecodeError as exc:
+            value = loads_json(stripped)
+        except JSONLimitError as exc:
             raise InputFileError(
                 f"not valid JSON ({exc}); a JSON-lines capture holds one event object per line",
                 path=path,
@@ -188,8 +186,8 @@ def _load_sse(data: bytes, path: str) -> tuple[list[WireEvent], list[int | None]
             continue  # a keep-alive
         line = data.count(b"\n", 0, frame.offset) + 1
         try:
-            value = json.loads(frame.data)
-        except ValueError as exc:
+            value = loads_json(frame.data)
+        except JSONLimitError as exc:
             snippet = frame.data if len(frame.data) <= 60 else frame.data[:60] + "…"
             raise InputFileError(
                 f"SSE frame data is not JSON ({exc}): {snippet!r}; "
@@ -223,14 +221,20 @@ def load_recording(path: str | os.PathLike[str]) -> Recording:
     """
     from .cassette import document_line, event_line, load_cassette
 
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputFileError(
+            f"load_recording takes a file path (a str or os.PathLike), not {type(path).__name__}",
+            path=repr(path),
+        )
     target = Path(path)
     name = str(target)
     try:
         data = target.read_bytes()
     except FileNotFoundError:
         raise InputFileError("no such file", path=name) from None
-    except OSError as exc:
-        raise InputFileError(f"cannot read it: {exc.strerror or exc}", path=name) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL character in the path
+        why = getattr(exc, "strerror", None) or exc
+        raise InputFileError(f"cannot read it: {why}", path=name) from None
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
@@ -253,8 +257,8 @@ def load_recording(path: str | os.PathLike[str]) -> Recording:
         if suffix != ".json":
             # A file of event objects one per line, or one whole document?
             try:
-                doc = orjson.loads(text)
-            except orjson.JSONDecodeError:
+                doc = loads_json(text, exact_ints=False)
+            except JSONLimitError:
                 kind = "jsonl"
             else:
                 kind = "cassette" if isinstance(doc, dict) and "runs" in doc else "jsonl"
@@ -294,10 +298,9 @@ def load_recording(path: str | os.PathLike[str]) -> Recording:
         events, lines = _load_sse(data, name)
     else:
         try:
-            doc = json.loads(text)
-        except ValueError as exc:
-            line = getattr(exc, "lineno", None)
-            raise InputFileError(f"not valid JSON ({exc})", path=name, line=line) from None
+            doc = loads_json(text)
+        except JSONLimitError as exc:
+            raise InputFileError(f"not valid JSON ({exc})", path=name, line=exc.lineno) from None
         if not isinstance(doc, list) or not all(isinstance(e, dict) for e in doc):
             raise InputFileError("a JSON array input must hold event objects only", path=name)
         events = doc

@@ -14,14 +14,11 @@ b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\\n\\n'
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
-from .errors import SSEDecodeError
+from ._limits import MAX_SSE_FRAME_BYTES, MAX_SSE_RETRY_DIGITS, JSONLimitError, loads_json
+from .errors import InvalidArgumentError, SSEDecodeError
 from .events import EventLike, WireEvent, dump_json
 
 __all__ = [
@@ -33,16 +30,13 @@ __all__ = [
     "encode_sse",
 ]
 
-DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_FRAME_BYTES = MAX_SSE_FRAME_BYTES
 """Frames larger than this (16 MiB) are reported and skipped rather than buffered."""
 
 _BOM = b"\xef\xbb\xbf"
 _LF = 0x0A
 _CR = 0x0D
 _COLON = 0x3A
-# orjson turns integers outside 64 bits into floats; a run of 19+ digits may be such an
-# integer, and then the stdlib parser (exact big ints) decides instead.
-_LONG_DIGITS = re.compile(r"\d{19}")
 _SNIPPET = 80
 _KEPT_FRAME_BYTES = 4096
 
@@ -88,7 +82,7 @@ class SSEParser:
     """
 
     def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, *, strict: bool = False):
-        self.max_frame_bytes = max_frame_bytes
+        self.max_frame_bytes = _frame_limit(max_frame_bytes)
         self.strict = strict
         self.errors: list[SSEDecodeError] = []
         self._buf = bytearray()
@@ -106,6 +100,15 @@ class SSEParser:
 
     def feed(self, chunk: bytes) -> list[SSEFrame]:
         """Parse the next bytes; returns the frames they complete."""
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            raise InvalidArgumentError(
+                f"feed takes bytes, not {type(chunk).__name__}"
+                + (
+                    "; encode the text first: text.encode('utf-8')"
+                    if isinstance(chunk, str)
+                    else ""
+                )
+            )
         if not chunk:
             return []
         buf = self._buf
@@ -295,7 +298,7 @@ class SSEParser:
         elif name == b"id":
             if b"\0" not in value:
                 self._last_id = value.decode("utf-8", "replace")
-        elif name == b"retry" and value.isdigit():
+        elif name == b"retry" and value.isdigit() and len(value) <= MAX_SSE_RETRY_DIGITS:
             self._retry = int(value)
         # Any other field name is ignored, as the spec says.
 
@@ -321,11 +324,13 @@ class SSEParser:
         self._frame_start = None
 
 
-def _loads(data: str) -> Any:
-    value = orjson.loads(data)
-    if _LONG_DIGITS.search(data) is not None:
-        value = json.loads(data)
-    return value
+def _frame_limit(max_frame_bytes: Any) -> int:
+    if type(max_frame_bytes) is not int or max_frame_bytes < 1:
+        raise InvalidArgumentError(
+            f"max_frame_bytes is a positive number of bytes, not {max_frame_bytes!r}; "
+            f"the default is {DEFAULT_MAX_FRAME_BYTES} (16 MiB)"
+        )
+    return max_frame_bytes
 
 
 class SSEDecoder:
@@ -366,8 +371,8 @@ class SSEDecoder:
             if not data:
                 continue
             try:
-                value = _loads(data)
-            except (ValueError, RecursionError) as exc:
+                value = loads_json(data)
+            except JSONLimitError as exc:
                 self._bad(frame, f"data is not valid JSON ({exc})")
                 continue
             if type(value) is not dict:

@@ -7,10 +7,10 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from .. import __version__
-from ..errors import CassetteError
+from ..errors import AguiReplayError, CassetteError
 from ..recordings import InputFileError
 from .check import _diff, _state, _verify
 from .common import EXIT_OK, EXIT_USAGE, _UsageError
@@ -230,13 +230,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.handler(args, out)
     except (InputFileError, CassetteError, _UsageError) as error:
-        if getattr(args, "json", False):
-            out.write(json.dumps({"ok": False, "error": str(error)}, ensure_ascii=False) + "\n")
-        sys.stderr.write(f"agui-replay {args.command}: error: {error}\n")
-        return EXIT_USAGE
+        return _fail(args, out, str(error))
+    except AguiReplayError as error:
+        # Any other refusal of the input (an event that cannot be applied, a patch...).
+        return _fail(args, out, f"{type(error).__name__}: {error}")
     except BrokenPipeError:
         # `agui-replay show big.json | head`: the reader left; not an error.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+    except (RecursionError, MemoryError, ValueError, TypeError, LookupError) as error:
+        # The backstop: a bug, not the user's fault, but still one message, not a traceback.
+        return _fail(
+            args,
+            out,
+            f"could not process the input ({type(error).__name__}: {str(error)[:200]}); "
+            "this is a bug in agui-replay, please report it with the file",
+        )
     return code
+
+
+def _fail(args: argparse.Namespace, out: TextIO, message: str) -> int:
+    if getattr(args, "json", False):
+        out.write(json.dumps({"ok": False, "error": message}, ensure_ascii=False) + "\n")
+    sys.stderr.write(f"agui-replay {args.command}: error: {message}\n")
+    return EXIT_USAGE

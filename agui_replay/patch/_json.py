@@ -15,6 +15,7 @@ from typing import Any, TypeAlias
 
 import orjson
 
+from .._limits import MAX_PATCH_DEPTH
 from ..errors import PatchError
 
 JSONValue: TypeAlias = Any
@@ -23,8 +24,8 @@ JSONValue: TypeAlias = Any
 Operation: TypeAlias = dict[str, Any]
 """One RFC 6902 operation, e.g. ``{"op": "replace", "path": "/step", "value": 2}``."""
 
-MAX_DEPTH = 128
-"""The deepest nesting of arrays/objects accepted (a scalar has depth 0, ``[]`` depth 1).
+MAX_DEPTH = MAX_PATCH_DEPTH
+"""The deepest (128) nesting of arrays/objects accepted (a scalar has depth 0, ``[]`` depth 1).
 
 orjson refuses more than 254 levels and pydantic's JSON parser about 200; an event or a cassette
 wraps the state in a few more levels, so 128 leaves room for every envelope while staying far
@@ -89,10 +90,40 @@ def _pointer(tokens: Sequence[str]) -> str:
 
 
 def _describe(value: Any) -> str:
-    text = repr(value)
+    text = _preview(value, 61)
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{text} ({_type_name(value)})"
+
+
+def _preview(value: Any, room: int) -> str:
+    """``repr(value)`` cut to about ``room`` characters, built only that far: any depth or
+    size is safe (every nesting level costs at least one character of ``room``)."""
+    if room <= 0:
+        return ""
+    if isinstance(value, dict):
+        out = "{"
+        for n, (key, item) in enumerate(value.items()):
+            if len(out) >= room:
+                break
+            out += (", " if n else "") + _preview(key, room - len(out)) + ": "
+            out += _preview(item, room - len(out))
+        return out + "}"
+    if isinstance(value, (list, tuple)):
+        out = "[" if isinstance(value, list) else "("
+        for n, item in enumerate(value):
+            if len(out) >= room:
+                break
+            out += (", " if n else "") + _preview(item, room - len(out))
+        return out + ("]" if isinstance(value, list) else ")")
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"<an integer of about {int(value.bit_length() * 0.30103)} digits>"
+    if isinstance(value, str) and len(value) > room:
+        value = value[:room]
+    try:
+        return repr(value)[: room + 3]
+    except Exception:  # a foreign object whose repr fails
+        return f"<{type(value).__name__}>"
 
 
 def _type_name(value: Any) -> str:

@@ -1,0 +1,272 @@
+"""The size and depth limits on what agui_replay reads, and the one JSON reader that applies them.
+
+Private: the public modules re-export what users may tune or name (``sse.DEFAULT_MAX_FRAME_BYTES``,
+``patch.MAX_DEPTH``); ``docs/reference/errors.md`` lists every limit and the error it raises.
+
+Every text that agui_replay parses as JSON (a cassette, an SSE frame, a JSON-lines line, the
+text given to ``parse_event``) goes through :func:`loads_json`, so one document is refused the
+same way wherever it comes from: nested deeper than :data:`MAX_JSON_DEPTH`, holding an integer
+longer than :data:`MAX_JSON_INT_DIGITS`, or using the ``NaN`` / ``Infinity`` tokens (which are
+not JSON: Python's ``json`` module reads them, and the value would then be written back as
+``null``, silently changed).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import orjson
+
+MAX_JSON_DEPTH = 200
+"""The deepest nesting of arrays/objects in a JSON document read from text (``[]`` is 1).
+
+A cassette wraps a state in 5 levels (``runs``, the run, ``events``, the event, ``snapshot``),
+so a state of :data:`MAX_PATCH_DEPTH` fits with room to spare. The bound keeps every recursive
+walk over a value (copies, ``repr``, the command line's printers) far below Python's recursion
+limit, whatever the stack depth of the caller.
+"""
+
+MAX_PATCH_DEPTH = 128
+"""The deepest nesting a JSON Patch document (the state, an activity) may reach
+(``agui_replay.patch.MAX_DEPTH``)."""
+
+MAX_JSON_INT_DIGITS = 4300
+"""The most digits an integer in JSON text may have: Python's own default limit for converting
+between ``int`` and ``str`` (``sys.get_int_max_str_digits``), so every integer read can also be
+printed."""
+
+MAX_SSE_FRAME_BYTES = 16 * 1024 * 1024
+"""The default largest SSE frame (16 MiB, ``sse.DEFAULT_MAX_FRAME_BYTES``); a larger one is
+reported and skipped rather than buffered."""
+
+MAX_SSE_RETRY_DIGITS = 10
+"""The most digits an SSE ``retry:`` value may have (about 115 days in milliseconds); a longer
+one is ignored, like a ``retry:`` that is not a number."""
+
+# How the depth of a document orjson read is checked, by size (each the cheapest there):
+# a small text counts its brackets (a document with at most MAX_JSON_DEPTH of them cannot nest
+# deeper); a middling one is written back by orjson.dumps inside _DUMPS_PAD wrapper lists (it
+# refuses more than 254 levels); a large one is read inside _LOADS_PAD wrapper lists (orjson
+# refuses more than 1024 levels), a cost that does not grow with the text.
+_COUNT_UP_TO = 4096
+_DUMPS_UP_TO = 128 * 1024
+_DUMPS_PAD = 254 - MAX_JSON_DEPTH
+_LOADS_PAD = 1024 - MAX_JSON_DEPTH
+_PAD_OPEN_BYTES, _PAD_CLOSE_BYTES = b"[" * _LOADS_PAD, b"]" * _LOADS_PAD
+_PAD_OPEN_TEXT, _PAD_CLOSE_TEXT = "[" * _LOADS_PAD, "]" * _LOADS_PAD
+# orjson turns integers outside 64 bits into floats; a run of 19+ digits may be such an
+# integer, and then the stdlib parser (exact big ints) decides instead.
+_LONG_DIGITS_TEXT = re.compile(r"\d{19}")
+_LONG_DIGITS_BYTES = re.compile(rb"\d{19}")
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+# A \uD800-\uDFFF escape that is not half of a pair (after an even run of backslashes).
+_LONE_SURROGATE = re.compile(
+    r"(?<!\\)(?:\\\\)*(\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+    r"|(?<![dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+)
+_DIGITS = re.compile(rf"(?<![\d.eE+-])-?\d{{{MAX_JSON_INT_DIGITS + 1},}}")
+
+
+class JSONLimitError(ValueError):
+    """Text that is not JSON, or JSON beyond a limit; ``pos`` / ``lineno`` / ``colno`` say where
+    (1-based line and column; ``None`` when unknown). ``msg`` is the reason alone."""
+
+    def __init__(self, msg: str, text: str | None = None, pos: int | None = None) -> None:
+        self.msg = msg
+        self.pos = pos
+        self.lineno: int | None = None
+        self.colno: int | None = None
+        where = ""
+        if text is not None and pos is not None:
+            self.lineno = text.count("\n", 0, pos) + 1
+            self.colno = pos - text.rfind("\n", 0, pos)
+            where = f": line {self.lineno} column {self.colno} (char {pos})"
+        super().__init__(msg + where)
+
+
+def loads_json(data: str | bytes, *, exact_ints: bool = True) -> Any:
+    """Parse JSON text within the limits above; raises :class:`JSONLimitError` otherwise.
+
+    ``exact_ints=False`` lets integers beyond 64 bits become floats (orjson's reading) rather
+    than scanning the text for them: the cassette loader's choice, where speed matters most.
+    """
+    if isinstance(data, (bytearray, memoryview)):
+        data = bytes(data)
+    elif not isinstance(data, (str, bytes)):
+        raise JSONLimitError(f"JSON text is a str or bytes, not {type(data).__name__}")
+    if exact_ints and (
+        _LONG_DIGITS_TEXT.search(data) if isinstance(data, str) else _LONG_DIGITS_BYTES.search(data)
+    ):
+        return _loads_slow(data)
+    size = len(data)
+    try:
+        if size > _DUMPS_UP_TO:
+            return _unpad(
+                orjson.loads(
+                    _PAD_OPEN_TEXT + data + _PAD_CLOSE_TEXT
+                    if isinstance(data, str)
+                    else _PAD_OPEN_BYTES + data + _PAD_CLOSE_BYTES
+                )
+            )
+        value = orjson.loads(data)
+    except (orjson.JSONDecodeError, ValueError):  # ValueError: two values at a padding level
+        return _loads_slow(data)
+    if size > _COUNT_UP_TO or _brackets(data) > MAX_JSON_DEPTH:
+        wrapped = value
+        for _ in range(_DUMPS_PAD):
+            wrapped = [wrapped]
+        try:
+            orjson.dumps(wrapped)
+        except orjson.JSONEncodeError:
+            return _loads_slow(data)  # names the place
+    return value
+
+
+def _brackets(data: str | bytes) -> int:
+    if isinstance(data, str):
+        return data.count("[") + data.count("{")
+    return data.count(b"[") + data.count(b"{")
+
+
+def _unpad(value: Any) -> Any:
+    # Text like `1],[2` closes a wrapper and opens a sibling: then a level holds two items and
+    # the unpacking raises ValueError (each level is a list: one of the wrappers).
+    for _ in range(_LOADS_PAD):
+        (value,) = value
+    return value
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _Refused(f"{name} is not JSON (a JSON number is finite; write null or a string)", name)
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise _Refused(f"the number {text[:40]} is too large for a float", text)
+    return number
+
+
+def _int(text: str) -> int:
+    if len(text) - text.startswith("-") > MAX_JSON_INT_DIGITS:
+        raise _Refused(
+            f"an integer of {len(text.lstrip('-'))} digits; at most MAX_JSON_INT_DIGITS="
+            f"{MAX_JSON_INT_DIGITS} digits are read",
+            None,
+        )
+    return int(text)
+
+
+class _Refused(Exception):
+    def __init__(self, msg: str, token: str | None) -> None:
+        super().__init__(msg)
+        self.msg = msg
+        self.token = token
+
+
+def _loads_slow(data: str | bytes) -> Any:
+    """The standard library's parser, for what orjson refused: the exact error and position,
+    integers beyond 64 bits, and the limits checked on the way."""
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise JSONLimitError(
+                f"not UTF-8 text (bad byte at offset {exc.start})",
+                data[: exc.start].decode("utf-8"),
+                exc.start,
+            ) from None
+    else:
+        text = data
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise JSONLimitError(
+                "a lone UTF-16 surrogate is not a character (the text is not valid Unicode)",
+                text,
+                exc.start,
+            ) from None
+    too_deep = _too_deep_at(text)
+    if too_deep is not None:
+        raise JSONLimitError(
+            f"nested deeper than MAX_JSON_DEPTH={MAX_JSON_DEPTH} arrays/objects", text, too_deep
+        )
+    try:
+        value = json.loads(
+            text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_int
+        )
+    except json.JSONDecodeError as exc:
+        raise JSONLimitError(exc.msg, text, exc.pos) from None
+    except _Refused as exc:
+        raise JSONLimitError(exc.msg, text, _token_at(text, exc.token)) from None
+    except (ValueError, RecursionError) as exc:  # e.g. sys.set_int_max_str_digits set lower
+        raise JSONLimitError(f"cannot be read ({exc})") from None
+    if "\\u" in text:
+        lone = _LONE_SURROGATE.search(text)
+        if lone is not None:
+            raise JSONLimitError(
+                f"the escape {lone.group(1)} is half of a UTF-16 surrogate pair: it is no "
+                "character and has no UTF-8 form",
+                text,
+                lone.start(1),
+            )
+    return value
+
+
+def _too_deep_at(text: str) -> int | None:
+    """Offset of the first bracket that nests deeper than MAX_JSON_DEPTH (strings skipped)."""
+    if _brackets(text) <= MAX_JSON_DEPTH:
+        return None
+    depth = 0
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return match.start()
+        elif token in "]}":
+            depth -= 1
+    return None
+
+
+def _token_at(text: str, token: str | None) -> int | None:
+    if token is None:
+        match = _DIGITS.search(text)
+        return match.start() if match is not None else None
+    found = text.find(token)
+    return found if found >= 0 else None
+
+
+def depth_within(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``value`` nests at most ``limit`` lists/dicts (iterative: any depth is safe)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            return False
+        stack.extend((child, depth + 1) for child in children)
+    return True
+
+
+def finite_throughout(value: Any) -> bool:
+    """Whether ``value`` holds no NaN or infinity (iterative; containers walked)."""
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return True
