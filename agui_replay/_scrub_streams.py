@@ -31,6 +31,7 @@ import json
 import json.decoder
 import re
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 __all__ = ["apply_edits", "match_spans", "scrub_chunks", "split_scrub"]
 
@@ -40,14 +41,11 @@ Edit = tuple[int, int, str]
 Path = tuple[object, ...]
 
 _DATA_LINE = re.compile(r"^data:[ ]?([^\r\n]*)", re.MULTILINE)
-_WS = re.compile(r"[ \t\n\r]*")
-_SCALAR = re.compile(
-    r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null|NaN|-?Infinity"
-)
+# The tokens of JSON text that give its shape: strings and punctuation (scalars are skipped).
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],:]')
 # (string, index after the opening quote) -> (decoded value, index after the closing quote)
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _KEY = ("<key>",)  # the last element of the path of an object key's own string token
-_MAX_DEPTH = 256
 
 # Chat Completions delta fields that stream text (reasoning_content: DeepSeek-style servers).
 _CHAT_TEXT_FIELDS = ("content", "refusal", "reasoning_content", "reasoning")
@@ -163,8 +161,6 @@ def scrub_chunks(pieces: Sequence[str], regexes: Regexes, replacement: str) -> l
         if "\\" in data or any(r.search(data) for r in regexes):
             # a string may hold a secret (or an escape could hide one): decode each string
             toks = _string_tokens(data)
-            if toks is None:
-                continue
             value_spans[frame] = {path: (lo, hi) for path, lo, hi, _ in toks}
             for _path, lo, hi, value in toks:
                 new = _scrub_string(value, regexes, replacement)
@@ -186,12 +182,12 @@ def scrub_chunks(pieces: Sequence[str], regexes: Regexes, replacement: str) -> l
             if new == old and frame_changes is None:
                 continue
             by_path = value_spans.get(frame)
-            if by_path is None:
-                toks = _string_tokens(frames[frame][1])
-                # (None cannot happen: json.loads accepted the frame)
-                by_path = {p: (lo, hi) for p, lo, hi, _ in toks or ()}
-                value_spans[frame] = by_path
-            found = by_path.get(path)  # the last token of a path wins, as in json.loads
+            found = None if by_path is not None else _only_token(frames[frame][1], old)
+            if found is None:
+                if by_path is None:
+                    toks = _string_tokens(frames[frame][1])
+                    by_path = value_spans[frame] = {p: (lo, hi) for p, lo, hi, _ in toks}
+                found = by_path.get(path)  # the last token of a path wins, as in json.loads
             if found is None:
                 continue
             if new != old:
@@ -215,6 +211,16 @@ def _scrub_string(value: str, regexes: Regexes, replacement: str) -> str:
     for regex in regexes:
         value = regex.sub(replacement, value)
     return value
+
+
+def _only_token(data: str, value: str) -> tuple[int, int] | None:
+    """Where the string token of ``value`` is in ``data``, a frame without a backslash, when
+    ``value`` appears there once: without escapes a string has one encoding only."""
+    token = f'"{value}"'
+    at = data.find(token)
+    if at < 0 or data.find(token, at + 1) >= 0:
+        return None
+    return (at, at + len(token))
 
 
 def _token_edit(data: str, base: int, lo: int, hi: int, value: str) -> Edit:
@@ -314,69 +320,34 @@ def _gemini_pieces(candidates: list[object]) -> Iterator[tuple[tuple[object, ...
                 yield key, ("candidates", p, "content", "parts", j, "text"), part["text"]
 
 
-def _string_tokens(data: str) -> list[tuple[Path, int, int, str]] | None:
-    """Every string token of the JSON text ``data``: (path, start, end, decoded value).
-
-    An object key's own token has the path of its value plus ``_KEY``. ``None`` when ``data``
-    is not one JSON value.
+def _string_tokens(data: str) -> list[tuple[Path, int, int, str]]:
+    """Every string token of the JSON text ``data`` (which ``json.loads`` accepted): (path,
+    start, end, decoded value). An object key's own token has its value's path plus ``_KEY``.
     """
     out: list[tuple[Path, int, int, str]] = []
-    try:
-        end = _skip(data, _value(data, _skip(data, 0), (), out, 0))
-    except (ValueError, IndexError, RecursionError):
-        return None
-    return out if end == len(data) else None
-
-
-def _skip(s: str, i: int) -> int:
-    m = _WS.match(s, i)
-    return m.end() if m is not None else i
-
-
-def _value(s: str, i: int, path: Path, out: list[tuple[Path, int, int, str]], depth: int) -> int:
-    if depth > _MAX_DEPTH:
-        raise ValueError("too deep")
-    c = s[i : i + 1]
-    if c == '"':
-        value, end = _scanstring(s, i + 1)
-        out.append((path, i, end, value))
-        return end
-    if c == "{":
-        i = _skip(s, i + 1)
-        if s[i : i + 1] == "}":
-            return i + 1
-        while True:
-            if s[i : i + 1] != '"':
-                raise ValueError("expected a key")
-            key, end = _scanstring(s, i + 1)
-            out.append(((*path, key, _KEY), i, end, key))
-            i = _skip(s, end)
-            if s[i : i + 1] != ":":
-                raise ValueError("expected ':'")
-            i = _value(s, _skip(s, i + 1), (*path, key), out, depth + 1)
-            i = _skip(s, i)
-            c = s[i : i + 1]
-            if c == "}":
-                return i + 1
-            if c != ",":
-                raise ValueError("expected ',' or '}'")
-            i = _skip(s, i + 1)
-    if c == "[":
-        i = _skip(s, i + 1)
-        if s[i : i + 1] == "]":
-            return i + 1
-        n = 0
-        while True:
-            i = _value(s, i, (*path, n), out, depth + 1)
-            n += 1
-            i = _skip(s, i)
-            c = s[i : i + 1]
-            if c == "]":
-                return i + 1
-            if c != ",":
-                raise ValueError("expected ',' or ']'")
-            i = _skip(s, i + 1)
-    m = _SCALAR.match(s, i)
-    if m is None:
-        raise ValueError("expected a value")
-    return m.end()
+    # one entry per open container: [is an object, its current key / index, expecting a key]
+    stack: list[list[Any]] = []
+    for m in _TOKEN.finditer(data):
+        c = data[m.start()]
+        if c == '"':
+            value = _scanstring(data, m.start() + 1)[0]
+            top = stack[-1] if stack else None
+            if top is not None and top[0] and top[2]:
+                top[1], top[2] = value, False
+                path: Path = (*(e[1] for e in stack), _KEY)
+            else:
+                path = tuple(e[1] for e in stack)
+            out.append((path, m.start(), m.end(), value))
+        elif c == "{":
+            stack.append([True, None, True])
+        elif c == "[":
+            stack.append([False, 0, False])
+        elif c == ",":
+            top = stack[-1]
+            if top[0]:
+                top[2] = True
+            else:
+                top[1] += 1
+        elif c != ":":  # } or ]
+            stack.pop()
+    return out
