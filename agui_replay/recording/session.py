@@ -806,5 +806,8 @@ class CassetteSession:
 
 
 def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False) if value is not None else "null"
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # json_diff's <missing> marker (a field only one side has)
+        text = repr(value)
     return text if len(text) <= 80 else text[:79] + "…"
