@@ -3,7 +3,8 @@
 The convention (also what a docs writer needs to know):
 
 * A ```` ```python ```` block runs as it is. The blocks of one page run in order, in one
-  namespace, with a fresh temporary folder as the working directory (the page's "project").
+  namespace, with a fresh temporary folder as the working directory (the page's "project"),
+  on ``sys.path`` as it is for ``python script.py`` run there.
   A top-level ``test_*`` function the block defines that takes no arguments is called too, so a
   test shown on a page is a test that runs.
 * A block whose first line is ``# file: PATH`` (any language with ``#`` comments: python, toml,
@@ -13,7 +14,10 @@ The convention (also what a docs writer needs to know):
   sees as the file name.
 * A ```` ```console ```` block is a checked terminal session: every ``$ `` line is a command, and
   the lines after it are what it printed. ``$ pytest ...`` (or ``python -m pytest``) runs as a
-  real pytest run in the page's folder (``pytester``, in process, the folder on ``sys.path``).
+  real pytest run in the page's folder (``pytester``, in process), as a reader's plain ``pytest``
+  sees it: the folder is *not* on ``sys.path`` (``python -m pytest`` puts it there) and no module
+  of the page imported by an earlier block is loaded; a page whose tests import a local module
+  from a subfolder must show the ``pythonpath`` setting that makes that work.
   It must pass, unless the printed lines show pytest's summary: then the outcome counts must be
   those (``1 failed, 2 passed``), and every ``E   ...`` line shown must appear in the real
   output (``...`` matches anything). ``$ agui-replay ...`` runs the installed command and must
@@ -170,6 +174,15 @@ class PageRun:
             self.run_console(block)
 
     def run_python(self, block: Block) -> None:
+        folder = str(self.pytester.path)
+        sys.path.insert(0, folder)  # what `python script.py` in the folder has
+        try:
+            self._exec(block)
+        finally:
+            with contextlib.suppress(ValueError):
+                sys.path.remove(folder)
+
+    def _exec(self, block: Block) -> None:
         before = set(self.namespace)
         # Padding makes traceback line numbers those of the Markdown file.
         source = "\n" * (block.line - 1) + block.text
@@ -197,7 +210,7 @@ class PageRun:
             if argv[0] == "pytest":
                 self.run_pytest(argv[1:], shown, block)
             elif argv[:3] == ["python", "-m", "pytest"]:
-                self.run_pytest(argv[3:], shown, block)
+                self.run_pytest(argv[3:], shown, block, module=True)
             elif argv[0] == "agui-replay":
                 self.run_cli(argv[1:], block)
             else:
@@ -206,9 +219,29 @@ class PageRun:
                     f"does not know {argv[0]!r}; show it in a ```bash block instead"
                 )
 
-    def run_pytest(self, args: list[str], shown: list[str], block: Block) -> None:
+    def _forget_page_modules(self) -> None:
+        """Unload the modules imported from the page's folder: a new `pytest` process has none."""
+        folder = str(self.pytester.path)
+        for name, module in list(sys.modules.items()):
+            where = getattr(module, "__file__", None) or ""
+            if where.startswith(folder + os.sep):
+                del sys.modules[name]
+
+    def run_pytest(
+        self, args: list[str], shown: list[str], block: Block, *, module: bool = False
+    ) -> None:
         self.unrun_tests.clear()
-        result = self.pytester.runpytest(*args)
+        self._forget_page_modules()
+        folder = str(self.pytester.path)
+        if module:  # `python -m pytest` puts the current folder first on sys.path
+            sys.path.insert(0, folder)
+        try:
+            result = self.pytester.runpytest(*args)
+        finally:
+            if module:
+                with contextlib.suppress(ValueError):
+                    sys.path.remove(folder)
+        self._forget_page_modules()
         output = "\n".join(result.outlines + result.errlines)
         summary = [line for line in shown if SUMMARY_COUNT.search(line)]
         if summary:
@@ -251,8 +284,9 @@ class PageRun:
 
 @pytest.mark.parametrize("page", RUNNABLE_PAGES, ids=_page_id)
 def test_page(page: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The page's folder is importable, as it is for `python -m pytest` run from a project root.
-    pytester.syspathinsert()
+    # The page's folder is not put on sys.path: a `pytest` run sees what a reader's does.
+    while str(pytester.path) in sys.path:
+        sys.path.remove(str(pytester.path))
     # A recording made on a page must never need a real key; make sure none leaks in.
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(name, raising=False)
