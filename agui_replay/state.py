@@ -242,7 +242,10 @@ class StateManager:
         self._baseline, self._bytes = patched, patched_bytes
         if not ops:
             return Unchanged()  # the same JSON, keys in another order
-        if len(_dumps_known(ops)) < len(encoded) and not _refused_by_js_clients(ops):
+        ops_bytes = _dumps_known(ops)
+        if len(ops_bytes) < len(encoded) and not (
+            b"proto" in ops_bytes and _refused_by_js_clients(ops)
+        ):
             return Delta(ops)
         return Snapshot._encoded(patched_bytes, loadable=loadable)
 

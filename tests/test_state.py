@@ -15,7 +15,7 @@ from typing_extensions import TypedDict  # pydantic needs this one before Python
 
 from agui_replay.errors import AguiReplayError, PatchError, StateDecodeError
 from agui_replay.events import to_wire
-from agui_replay.patch import MAX_DEPTH, apply_patch, compact_json, json_equal
+from agui_replay.patch import MAX_DEPTH, apply_patch, compact_json, diff, json_equal
 from agui_replay.state import (
     Delta,
     Snapshot,
@@ -225,6 +225,57 @@ def test_nan_behind_an_equal_null_is_refused() -> None:
     states.publish({"a": None, "pad": NOTES})
     with pytest.raises(PatchError, match="NaN"):
         states.publish({"a": float("nan"), "pad": NOTES})  # same bytes as the baseline
+
+
+def test_a_long_list_shifted_between_two_insertions_diffs_only_that_stretch() -> None:
+    items = [{"id": i, "name": f"item {i}", "done": i % 3 == 0} for i in range(300)]
+    shifted = [{"id": -1}, *items[:40], {"id": -2}, *items[40:]]
+    states = StateManager()
+    states.publish({"items": items})
+    result = states.publish({"items": copy.deepcopy(shifted)})
+    assert isinstance(result, Delta)
+    assert result.ops == diff({"items": items}, {"items": shifted})
+    assert max(int(op["path"].split("/")[2]) for op in result.ops) == 41
+    assert json_equal(states.published, {"items": shifted})
+
+
+@pytest.mark.parametrize("variant", ["scalars", "retyped", "nested"])
+def test_many_objects_changed_member_by_member_keep_the_per_object_order(variant: str) -> None:
+    items = [{"id": i, "n": i, "f": 0.5, "s": "x", "tags": ["a"]} for i in range(100)]
+    states = StateManager()
+    states.publish({"pad": NOTES * 600, "items": items})
+    new = copy.deepcopy(items)
+    for item in new:
+        # 1 -> True is == in Python: a type-only change
+        item["n"] = bool(item["n"] % 2) if variant == "retyped" else item["n"] + 1000
+        item["s"] = "y"
+        item["f"] = 1.5
+    if variant == "nested":  # one member that is not a scalar
+        new[7]["tags"].append("b")
+    result = states.publish({"pad": NOTES * 600, "items": new})
+    assert isinstance(result, Delta)
+    expected = diff({"pad": NOTES * 600, "items": items}, {"pad": NOTES * 600, "items": new})
+    assert result.ops == expected
+    assert [op["path"] for op in result.ops[:4]] == [
+        "/items/0/n",
+        "/items/0/f",
+        "/items/0/s",
+        "/items/1/n",
+    ]
+    assert json_equal(states.published, {"pad": NOTES * 600, "items": new})
+
+
+def test_a_bad_float_in_a_long_list_names_its_place_and_keeps_the_baseline() -> None:
+    items = [{"id": i, "score": 0.5} for i in range(100)]
+    states = StateManager()
+    states.publish({"pad": NOTES * 100, "items": items})
+    new = copy.deepcopy(items)
+    for item in new:
+        item["score"] = 2.5
+    new[60]["score"] = float("inf")
+    with pytest.raises(PatchError, match="/items/60/score"):
+        states.publish({"pad": NOTES * 100, "items": new})
+    assert states.published == {"pad": NOTES * 100, "items": items}
 
 
 # ------------------------------------------------------------------------- typed states, events

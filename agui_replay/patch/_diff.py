@@ -6,8 +6,9 @@ Private to :mod:`agui_replay.patch`; the public names are re-exported there.
 from __future__ import annotations
 
 import gc
+import math
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import compress, count, repeat
 from typing import Any, cast
 
@@ -43,8 +44,10 @@ def _same(a: Any, b: Any, eq: _Eq) -> bool:
 
 
 _SCALARS = frozenset((str, int, float, bool, type(None)))
+_NUMBERS = frozenset((int, float, bool))
 _SHORT = 16  # lists up to this length skip the prefix/suffix machinery
 _PROBE = 16  # items of a long list walked before _Walk._probe estimates the rest
+_COLUMNS = 32  # changed objects of a long list from which _Walk._columns compares them
 
 
 class _TooBig(Exception):
@@ -74,20 +77,24 @@ class _Walk:
 
     ``room`` (``None``: unlimited) is how many bytes the patch may take before it can no longer
     be shorter than the new document; each operation takes a lower bound of its JSON length
-    from it, and :class:`_TooBig` stops the walk once it is spent. ``writes``, when kept, gets
-    one ``(kind, container, key)`` per operation, naming the container of ``a`` it changes, so
-    that the patch can be applied to ``a`` without parsing paths.
+    from it, and :class:`_TooBig` stops the walk once it is spent. With ``writes``, the walk
+    also keeps what applying the patch to ``a`` in place takes, naming the containers of ``a``
+    it changes (no paths parsed later): ``sets``, one ``(node, key, value, old)`` per
+    replacement; ``edits``, one ``(node, key, value, kind)`` per addition or removal, in patch
+    order; ``owned``, the operations whose value is not an immutable scalar (it gets copied,
+    which also validates it); ``root``, the new root when the whole document is replaced.
     """
 
-    __slots__ = ("eq", "ops", "room", "writes")
+    __slots__ = ("edits", "eq", "ops", "owned", "room", "root", "sets")
 
-    def __init__(
-        self, eq: _Eq, room: int | None = None, writes: list[tuple[str, Any, Any]] | None = None
-    ) -> None:
+    def __init__(self, eq: _Eq, room: int | None = None, writes: bool = False) -> None:
         self.eq = eq
         self.ops: list[Operation] = []
         self.room = room
-        self.writes = writes
+        self.sets: list[tuple[Any, Any, Any, Any]] | None = [] if writes else None
+        self.edits: list[tuple[Any, Any, Any, str]] = []
+        self.owned: list[tuple[Operation, list[Any], int]] = []
+        self.root: list[Any] = []
 
     def _spend(self, size: int) -> None:
         room = self.room
@@ -97,31 +104,58 @@ class _Walk:
             if room <= 0:
                 raise _TooBig
 
+    def _own(self, op: Operation, kind: type, value: Any, where: list[Any]) -> None:
+        """Note that ``op``'s value (the last entry of ``where``) needs its own copy; a float
+        only needs to be finite."""
+        if kind is float:
+            if not math.isfinite(value):
+                exc = _Invalid(
+                    f"{value!r} is not a JSON number (NaN and infinity have no JSON form)"
+                )
+                exc.tokens.extend(reversed(_tokens(op["path"])))
+                raise exc
+            return
+        self.owned.append((op, where, len(where) - 1))
+
     def replace(self, path: str, value: Any, node: Any, key: Any) -> None:
-        self.ops.append({"op": "replace", "path": path, "value": value})
-        if self.writes is not None:
-            self.writes.append(("set", node, key))
+        op = {"op": "replace", "path": path, "value": value}
+        self.ops.append(op)
+        kind = type(value)
         room = self.room
         if room is not None:
-            kind = type(value)
             room -= 36 + len(path) + (len(value) + 2 if kind is str else _value_size(value))
             self.room = room
             if room <= 0:
                 raise _TooBig
+        sets = self.sets
+        if sets is not None:
+            where: list[Any]
+            if node is None:
+                self.root.append(value)
+                where = self.root
+            else:
+                sets.append((node, key, value, node[key]))
+                where = sets
+            if kind is not str and kind is not int and kind is not bool and value is not None:
+                self._own(op, kind, value, where)
 
     def remove(self, path: str, node: Any, key: Any) -> None:
         self.ops.append({"op": "remove", "path": path})
-        if self.writes is not None:
-            self.writes.append(("del", node, key))
         if self.room is not None:
             self._spend(26 + len(path))
+        if self.sets is not None:
+            self.edits.append((node, key, None, "del"))
 
     def add(self, path: str, value: Any, node: Any, key: Any) -> None:
-        self.ops.append({"op": "add", "path": path, "value": value})
-        if self.writes is not None:
-            self.writes.append(("add", node, key))
+        op = {"op": "add", "path": path, "value": value}
+        self.ops.append(op)
         if self.room is not None:
             self._spend(32 + len(path) + _value_size(value))
+        if self.sets is not None:
+            self.edits.append((node, key, value, "add"))
+            kind = type(value)
+            if kind is not str and kind is not int and kind is not bool and value is not None:
+                self._own(op, kind, value, self.edits)
 
     def value(self, a: Any, b: Any, path: str, node: Any, key: Any) -> None:
         """The operations turning ``a`` (``node[key]``, or the root when ``node`` is None) into
@@ -235,15 +269,26 @@ class _Walk:
 
     def paired(self, a: list[Any], b: list[Any], path: str, start: int, stop: int) -> None:
         """Diff ``a[i]`` against ``b[i]`` for ``start <= i < stop``."""
-        eq = self.eq
-        fast = eq is operator.eq
         room = self.room
-        probe = -1
         if room is not None and stop - start >= 16:
             probe = start + min(_PROBE, (stop - start) // 16)
-        for i in range(start, stop):
-            if i == probe:
-                self._probe(a, b, path, start, i, stop, cast(int, room))
+            self._items(a, b, path, range(start, probe))
+            self._probe(a, b, path, start, probe, stop, room)
+            start = probe
+        if self.eq is not operator.eq or stop - start < _COLUMNS:
+            self._items(a, b, path, range(start, stop))
+            return
+        for chunk in range(start, stop, 1024):
+            end = min(stop, chunk + 1024)
+            olds, news = a[chunk:end], b[chunk:end]
+            changed = list(compress(count(chunk), map(operator.ne, olds, news)))
+            if len(changed) < _COLUMNS or not self._columns(a, b, path, changed):
+                self._items(a, b, path, changed)
+
+    def _items(self, a: list[Any], b: list[Any], path: str, indexes: Iterable[int]) -> None:
+        eq = self.eq
+        fast = eq is operator.eq
+        for i in indexes:
             old, new = a[i], b[i]
             kind = type(new)
             if type(old) is kind:
@@ -256,6 +301,129 @@ class _Walk:
                     self.replace(f"{path}/{i}", new, a, i)
                     continue
             self.value(old, new, f"{path}/{i}", a, i)
+
+    def _columns(self, a: list[Any], b: list[Any], path: str, changed: list[int]) -> bool:
+        """The fast diff of the objects ``a[i]`` / ``b[i]`` (``i`` in ``changed``, which differ
+        by ``==``), member by member across all of them inside C iterators, when every one of
+        them has the keys of the first, in the same order in ``b``; ``False`` (nothing done)
+        otherwise. The operations come out as the per-object walk makes them."""
+        olds = list(map(a.__getitem__, changed))
+        news = list(map(b.__getitem__, changed))
+        if set(map(type, olds)) != {dict} or set(map(type, news)) != {dict}:
+            return False
+        order = tuple(news[0])
+        keys = news[0].keys()
+        if not all(map(order.__eq__, map(tuple, news))):
+            return False
+        if not all(map(keys.__eq__, map(dict.keys, olds))):
+            return False
+        width = len(order)
+        hits: list[tuple[int, list[int], list[Any], list[Any]]] = []
+        for k, key in enumerate(order):
+            get = operator.itemgetter(key)
+            was, now = list(map(get, olds)), list(map(get, news))
+            differs: Iterable[bool] = map(operator.ne, was, now)
+            if not _NUMBERS.isdisjoint(map(type, was)):
+                # Or its type changed: 1 -> True, which == calls equal (other types never are).
+                differs = map(
+                    operator.or_, differs, map(operator.is_not, map(type, was), map(type, now))
+                )
+            where = list(compress(count(), differs))
+            if where:
+                hits.append((k, where, was, now))
+        names = [_escape(key) for key in order]
+        if self._scalar_columns(path, changed, olds, order, names, hits):
+            return True
+        columns = {k: (was, now) for k, _, was, now in hits}
+        codes: list[int] = []
+        for k, where, _, _ in hits:
+            codes += map(operator.add, map(operator.mul, where, repeat(width)), repeat(k))
+        codes.sort()  # object by object, members in key order
+        for code in codes:
+            p, k = divmod(code, width)
+            was, now = columns[k]
+            old, new = was[p], now[p]
+            kind = type(new)
+            sub = f"{path}/{changed[p]}/{names[k]}"
+            if type(old) is kind:
+                if kind is dict:
+                    self.object(old, new, sub)
+                    continue
+                if kind is list:
+                    self.array(old, new, sub)
+                    continue
+                if kind in _SCALARS:
+                    self.replace(sub, new, olds[p], order[k])
+                    continue
+            self.value(old, new, sub, olds[p], order[k])
+        return True
+
+    def _scalar_columns(
+        self,
+        path: str,
+        changed: list[int],
+        olds: list[dict[str, Any]],
+        order: tuple[str, ...],
+        names: list[str],
+        hits: list[tuple[int, list[int], list[Any], list[Any]]],
+    ) -> bool:
+        """:meth:`_columns` when every member that differs is a scalar of an unchanged type,
+        the same in its whole column (finite, for floats): the replacements are built a column
+        at a time, then put in the per-object order. ``False`` (nothing done) otherwise."""
+        built: list[tuple[list[int], list[Operation], list[tuple[Any, Any, Any, Any]]]] = []
+        spent = 0
+        sets = self.sets
+        for k, where, was, now in hits:
+            values = list(map(now.__getitem__, where))
+            kinds = set(map(type, values))
+            if len(kinds) != 1:
+                return False
+            kind = kinds.pop()
+            if kind not in _SCALARS or set(map(type, map(was.__getitem__, where))) != {kind}:
+                return False
+            if kind is float and not all(map(math.isfinite, values)):
+                return False  # the per-member walk names the place
+            name = names[k]
+            paths = [f"{path}/{i}/{name}" for i in map(changed.__getitem__, where)]
+            ops = [
+                {"op": "replace", "path": q, "value": v} for q, v in zip(paths, values, strict=True)
+            ]
+            writes = []
+            if sets is not None:
+                writes = list(
+                    zip(
+                        map(olds.__getitem__, where),
+                        repeat(order[k]),
+                        values,
+                        map(was.__getitem__, where),
+                        strict=False,  # repeat() never ends
+                    )
+                )
+            # The lower bounds replace() takes, for the whole column at once.
+            spent += 36 * len(ops) + sum(map(len, paths))
+            if kind is str:
+                spent += sum(map(len, values)) + 2 * len(values)
+            elif kind is bool:
+                spent += 4 * len(values) + values.count(False)
+            else:
+                spent += len(values)
+            width = len(order)
+            built.append(([p * width + k for p in where], ops, writes))
+        if len(built) == 1:
+            _, ops, writes = built[0]
+        else:  # object by object, members in key order
+            merged = sorted(
+                (code, n, column)
+                for column, (codes, _, _) in enumerate(built)
+                for n, code in enumerate(codes)
+            )
+            ops = [built[column][1][n] for _, n, column in merged]
+            writes = [built[column][2][n] for _, n, column in merged] if sets is not None else []
+        self.ops += ops
+        if sets is not None:
+            sets += writes
+        self._spend(spent)
+        return True
 
 
 _CHUNK = 64
@@ -382,25 +550,21 @@ def _publish_diff(a: Any, b: Any, b_bytes: bytes) -> tuple[list[Operation], Any,
     ``None`` when the patch cannot be shorter than ``b_bytes`` (the walk stops there; ``a`` is
     untouched). Otherwise the patch, the new baseline and its compact JSON: the patch is
     applied to ``a`` in place through the container references the walk kept (no paths parsed,
-    nothing copied but the new values), and undone if the byte check fails.
+    nothing copied but the new containers), and undone if the byte check fails.
     """
-    writes: list[tuple[str, Any, Any]] = []
-    walk = _Walk(operator.eq, room=len(b_bytes) - 1, writes=writes)
+    walk = _Walk(operator.eq, room=len(b_bytes) - 1, writes=True)
     try:
         walk.value(a, b, "", None, None)
     except _TooBig:
         return None
     ops = walk.ops
-    values = _own_values(ops)  # first, so that bad JSON raises before anything changes
+    _own_values(walk)  # first, so that bad JSON raises before anything changes
+    sets = cast(list[tuple[Any, Any, Any, Any]], walk.sets)
+    for node, key, value, _ in sets:
+        node[key] = value
     log: list[tuple[Any, ...]] = []
-    root = a
-    for (kind, node, key), value in zip(writes, values, strict=True):
-        if node is None:
-            root = value
-        elif kind == "set":
-            log.append(("set", node, key, node[key]))
-            node[key] = value
-        elif kind == "add":
+    for node, key, value, kind in walk.edits:
+        if kind == "add":
             if type(node) is list:
                 node.insert(key, value)
                 log.append(("pop", node, key))
@@ -411,34 +575,31 @@ def _publish_diff(a: Any, b: Any, b_bytes: bytes) -> tuple[list[Operation], Any,
             log.append(("insert", node, key, node.pop(key)))
         else:
             log.append(_removal(node, key))
+    root = walk.root[0] if walk.root else a
     patched_bytes = _verified(root, b, b_bytes)
     if patched_bytes is not None:
         return ops, root, patched_bytes
     # 1, 1.0 and True are == in Python: the strict diff settles it, from the baseline as it was.
     _undo(log)
+    for node, key, _, old in reversed(sets):
+        node[key] = old
     return _diff_checked(a, b, b_bytes=b_bytes, a_plain=True, fast=False)
 
 
-def _own_values(ops: list[Operation]) -> list[Any]:
-    """Give each op an independent copy of its value and return another one for the baseline
-    (strings, numbers and literals are shared: they cannot change)."""
-    values: list[Any] = []
-    for op in ops:
-        if "value" not in op:
-            values.append(None)
-            continue
+def _own_values(walk: _Walk) -> None:
+    """Give each operation the walk marked an independent copy of its value, and its write
+    another one for the baseline (raises :class:`_Invalid`, naming the place, for bad JSON)."""
+    for op, where, index in walk.owned:
         value = op["value"]
-        kind = type(value)
-        if kind is str or kind is int or kind is bool or value is None:
-            values.append(value)
-            continue
         depth = op["path"].count("/")
         try:
             value = op["value"] = _copy(value, MAX_DEPTH - depth)
-            values.append(_copy(value, MAX_DEPTH - depth) if type(value) in (dict, list) else value)
+            mine = _copy(value, MAX_DEPTH - depth) if type(value) in (dict, list) else value
         except _Invalid as exc:
-            raise _value_error(exc, "the new value") from None
-    return values
+            exc.tokens.extend(reversed(_tokens(op["path"])))
+            raise
+        entry = where[index]
+        where[index] = mine if where is walk.root else (entry[0], entry[1], mine, entry[3])
 
 
 def _verified(patched: Any, b: Any, b_bytes: bytes) -> bytes | None:
