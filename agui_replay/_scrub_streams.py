@@ -20,9 +20,10 @@ raw bytes never hold it. :func:`scrub_chunks` therefore
 4. edits the changed JSON strings in place (the rest of the frame keeps its bytes) and maps
    the edits back onto the chunks, which keep their count and order.
 
-Text outside the JSON frames (``event:`` lines, ``[DONE]``, a frame that is not JSON or has
-several ``data:`` lines, a body that is not SSE at all) is scrubbed as plain joined text, as
-before. Everything is linear in the length of the stream.
+Text outside the JSON frames (``event:`` and comment lines, ``[DONE]``, a ``data:`` line that
+is not a JSON value by itself, such as a broken frame or one value spread over several
+``data:`` lines, a body that is not SSE at all) is scrubbed as plain joined text, as before.
+Everything is linear in the length of the stream.
 """
 
 from __future__ import annotations

@@ -617,6 +617,20 @@ def test_malformed_frames_are_scrubbed_as_plain_text() -> None:
     assert out[5:] == chunks[5:]
 
 
+def test_crlf_lines_and_a_value_spread_over_data_lines() -> None:
+    key = KEYS["anthropic"]
+
+    def frame(text: str) -> str:
+        delta = {"type": "content_block_delta", "index": 0, "delta": {"text": text}}
+        return f"event: content_block_delta\r\ndata: {json.dumps(delta)}\r\n\r\n"
+
+    out = scrub_chunks_of([frame(key[:7]), frame(key[7:] + " ok")])
+    assert [json.loads(c.split("data: ")[1])["delta"]["text"] for c in out] == [SCRUBBED, " ok"]
+    assert all(c.endswith("}\r\n\r\n") for c in out)
+    spread = f'data: {{"text":\ndata: "{key}"}}\n\n'  # no line is JSON by itself: plain text
+    assert scrub_chunks_of([spread]) == [f'data: {{"text":\ndata: "{SCRUBBED}"}}\n\n']
+
+
 def test_a_non_sse_body_and_other_strings_keep_the_old_behaviour() -> None:
     key = KEYS["chat"]
     assert scrub_chunks_of(["plain ", key[:5], key[5:] + " text"]) == ["plain ", SCRUBBED, " text"]
