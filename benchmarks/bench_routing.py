@@ -5,7 +5,9 @@ Run:  .venv/bin/python benchmarks/bench_routing.py [--tests 200] [--chunks 50 20
 For each chunk count, one pytest project with ``--tests`` replayed tests per arm, every test
 running the same OpenAI streaming agent (the real ``openai`` SDK, ``stream=True``, one AG-UI
 delta per chunk) and checking its events. Arms, each a whole ``pytest`` process (start-up
-included), interleaved round by round; medians; ratios to the vcrpy arm of the same round set:
+included), interleaved round by round; medians of wall time and of CPU time (user + system of
+the process, every thread: steadier than wall time on a shared machine); ratios to the vcrpy
+arm of the same round set:
 
 * ``vcrpy``: vcrpy 9 replays the recorded response (``record_mode="none"``, matched on method
   and path) to a client built in the test; the events are checked by count (no cassette of
@@ -19,8 +21,17 @@ included), interleaved round by round; medians; ratios to the vcrpy arm of the s
 * ``agui.provider.base_url``: a client built per test at the loopback server's URL; during a
   run an httpx / httpx2 client's requests to it are answered in process;
 * ``base_url over the socket``: the same with ``@pytest.mark.agui(intercept=False)``: every
-  chunk crosses a real loopback socket (what a non-httpx client or another language gets).
+  chunk crosses a real loopback socket (what a non-httpx client or another language gets),
+  each its own HTTP chunk, so the client's HTTP parser (h11 here) handles 2,000 of them.
 
+The closing lines compare the loopback path with the in-process ones: with ``transport()``
+(issue 11's target, 1.1x), and with ``base_url`` answered in process, which builds the same
+client, so the two differ only by the socket. ``base_url`` in process against ``transport()``
+is the SDK's default ``httpx2.Client()`` built in every test (an SSL context loading the CA
+bundle, some 30 ms of CPU), which a client built on ``transport()`` never builds.
+
+Bytecode is cached in the project's temporary folder (``PYTHONPYCACHEPREFIX``), as on a
+developer's machine, even where ``PYTHONDONTWRITEBYTECODE`` is set.
 The ``agui`` arms also compare every event with the cassette. One cassette (and one vcrpy
 cassette) is recorded and copied to every test, so the arms replay identical bytes.
 A script, not a test: nothing here passes or fails on time.
@@ -29,6 +40,7 @@ A script, not a test: nothing here passes or fails on time.
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
 import statistics
 import subprocess
@@ -158,7 +170,9 @@ RECORD_VCR = textwrap.dedent(
 )
 
 
-def run(folder: Path, env: dict[str, str], *args: str) -> float:
+def run(folder: Path, env: dict[str, str], *args: str) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system, every thread) of one ``pytest`` process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
@@ -169,15 +183,21 @@ def run(folder: Path, env: dict[str, str], *args: str) -> float:
         check=False,
     )
     took = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode != 0:
         raise SystemExit(f"pytest {' '.join(args)} failed:\n{result.stdout[-3000:]}")
-    return took
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return took, cpu
 
 
 def project(folder: Path, tests: int, chunks: int) -> tuple[dict[str, str], dict[str, str]]:
     import os
 
     env = {**os.environ, "BENCH_CHUNKS": str(chunks), "BENCH_TESTS": str(tests)}
+    # bytecode (and pytest's rewritten modules) cached as on a developer's machine, in the
+    # project's folder: with PYTHONDONTWRITEBYTECODE every process would compile all of them
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
     (folder / "conftest.py").write_text(CONFTEST)
     (folder / "pytest.ini").write_text("[pytest]\n")
     files = {}
@@ -198,6 +218,8 @@ def project(folder: Path, tests: int, chunks: int) -> tuple[dict[str, str], dict
     for i in range(1, tests):
         shutil.copy(folder / "cassettes" / "c0.json", folder / "cassettes" / f"c{i}.json")
         shutil.copy(folder / "vcr" / "c0.yaml", folder / "vcr" / f"c{i}.yaml")
+    for name in files.values():  # untimed: each arm's modules compiled once
+        run(folder, env, name, "--collect-only")
     return env, files
 
 
@@ -211,29 +233,51 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             env, files = project(folder, options.tests, chunks)
-            times: dict[str, list[float]] = {arm: [] for arm in files}
+            walls: dict[str, list[float]] = {arm: [] for arm in files}
+            cpus: dict[str, list[float]] = {arm: [] for arm in files}
             for _ in range(options.rounds):
                 for arm, name in files.items():
-                    times[arm].append(run(folder, env, name))
-            medians = {arm: statistics.median(t) for arm, t in times.items()}
-            vcr_time = medians["vcrpy"]
-            print(
-                f"\n{options.tests} replayed tests, {chunks} chunks each; whole pytest process, "
-                f"median of {options.rounds} interleaved rounds"
-            )
-            print(f"  {'arm':32} {'wall':>8} {'a test':>9} {'x vcrpy':>8}")
-            for arm, took in medians.items():
-                per_test = took / options.tests * 1000
-                print(f"  {arm:32} {took:7.2f}s {per_test:7.1f}ms {took / vcr_time:7.3f}x")
-            inproc = medians["agui.provider.transport()"]
-            same_client = medians["zero-config, client per test"]
-            print(
-                f"  base_url / transport(): {medians['agui.provider.base_url'] / inproc:.3f}x;"
-                f" base_url / zero-config per test (same client set-up): "
-                f"{medians['agui.provider.base_url'] / same_client:.3f}x;"
-                f" socket / zero-config per test: "
-                f"{medians['base_url over the socket'] / same_client:.3f}x"
-            )
+                    wall, cpu = run(folder, env, name)
+                    walls[arm].append(wall)
+                    cpus[arm].append(cpu)
+            report(options.tests, chunks, options.rounds, walls, cpus)
+
+
+def report(
+    tests: int,
+    chunks: int,
+    rounds: int,
+    walls: dict[str, list[float]],
+    cpus: dict[str, list[float]],
+) -> None:
+    wall = {arm: statistics.median(t) for arm, t in walls.items()}
+    cpu = {arm: statistics.median(t) for arm, t in cpus.items()}
+    print(
+        f"\n{tests} replayed tests, {chunks} chunks each; whole pytest process, "
+        f"median of {rounds} interleaved rounds; cpu: user + system of the process"
+    )
+    print(f"  {'arm':32} {'wall':>8} {'a test':>9} {'x vcrpy':>8} {'cpu':>8} {'x vcrpy':>8}")
+    for arm in wall:
+        per_test = wall[arm] / tests * 1000
+        print(
+            f"  {arm:32} {wall[arm]:7.2f}s {per_test:7.1f}ms {wall[arm] / wall['vcrpy']:7.3f}x"
+            f" {cpu[arm]:7.2f}s {cpu[arm] / cpu['vcrpy']:7.3f}x"
+        )
+
+    def ratio(a: str, b: str) -> str:
+        return f"{wall[a] / wall[b]:.3f}x (cpu {cpu[a] / cpu[b]:.3f}x)"
+
+    socket, base_url = "base_url over the socket", "agui.provider.base_url"
+    inproc, same_client = "agui.provider.transport()", "zero-config, client per test"
+    print(f"  loopback / in process: socket / transport() {ratio(socket, inproc)};")
+    print(
+        f"    socket / base_url in process (the same client) {ratio(socket, base_url)};"
+        f" socket / zero-config per test {ratio(socket, same_client)}"
+    )
+    print(
+        f"  base_url in process / transport() {ratio(base_url, inproc)}"
+        " (the SDK's default httpx2.Client, an SSL context, built in every test)"
+    )
 
 
 if __name__ == "__main__":
