@@ -726,3 +726,38 @@ def test_apply_edits_puts_insertions_and_removals_where_they_belong() -> None:
         "e",
     ]
     assert re.fullmatch(r"\w+", "".join(apply("abc", ["abc"], [])))
+
+
+def test_a_key_passed_in_code_and_echoed_into_events_is_scrubbed_from_the_cassette(
+    tmp_path: Path,
+) -> None:
+    # No variable holds the Azure key: the recorder learns it from the api-key header, and the
+    # session scrubs it from the agent's events too, not only from the chunks.
+    from agui_replay.recording import CassetteSession
+
+    upstream = FakeProvider()
+    text = f"{BEFORE}{AZURE_KEY}{AFTER}"
+    upstream.reply(*by_size(text, 3))
+    path = tmp_path / "cassettes" / "azure.json"
+    with upstream.serve() as server, CassetteSession(path, mode="once", upstream=server) as agui:
+        client = openai.AzureOpenAI(
+            api_key=AZURE_KEY,
+            azure_endpoint=agui.provider.base_url.removesuffix("/v1"),
+            api_version="2024-10-21",
+            max_retries=0,
+        )
+
+        def agent(ctx: Any) -> None:
+            stream = client.chat.completions.create(
+                model="gpt-4o", messages=[{"role": "user", "content": "x"}], stream=True
+            )
+            with ctx.message("assistant") as message:
+                for chunk in stream:
+                    if chunk.choices and chunk.choices[0].delta.content:
+                        message.delta(chunk.choices[0].delta.content)
+
+        events = agui.run(agent, "what is my key?")
+        assert AZURE_KEY in "".join(e.get("delta", "") for e in events)  # the agent echoed it
+    assert_no_leak(AZURE_KEY, tmp_path)
+    stored = json.loads(path.read_text(encoding="utf-8"))["runs"][0]["events"]
+    assert SCRUBBED in "".join(e.get("delta", "") for e in stored)

@@ -98,6 +98,12 @@ class Scrubber:
                     if token and scheme.lower() in ("bearer", "basic", "token"):
                         self._secrets.add(token.strip())
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret known so far: the configured ones and those learned from requests."""
+        with self._lock:
+            return tuple(sorted(self._secrets))
+
     def learn_query(self, target: str) -> None:
         """Remember the API key a request sends in its query string (``?key=...``, as Google
         clients may), so it is scrubbed from the stored path and everywhere else."""

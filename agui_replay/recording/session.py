@@ -95,6 +95,11 @@ class _Pending:
     live_before: Normalizer | None = None  # the live normalizer before this run's input
 
 
+# A value learned from an auth header is scrubbed everywhere only when it is long enough to be
+# a key: replacing a 5-character dummy in every event would wreck them.
+_MIN_LEARNED_SECRET = 8
+
+
 def _canonical(value: Any) -> bytes:
     # Sorted keys, and 1 / 1.0 / true kept apart, as JSON sees them.
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
@@ -372,6 +377,7 @@ class CassetteSession:
         if self.mode is RecordMode.NEW:
             recorded_new = runs[len(self._recorded_runs) :]
             runs = self._recorded_runs + recorded_new
+        self._learn_recorded_secrets()
         meta: dict[str, Any] = {"provider": {"base_path": self.base_path}}
         cassette = Cassette(runs=runs, name=self.name, meta=meta)
         if self.path.exists():
@@ -381,6 +387,17 @@ class CassetteSession:
                 return self.path
             cassette = steady
         return save_cassette(cassette, self.path, secrets=self.secrets)
+
+    def _learn_recorded_secrets(self) -> None:
+        """The keys the recorder saw in the requests' auth headers and query strings (a key
+        passed in code, not through a variable) are scrubbed from the events too."""
+        recorder = self.provider.recorder
+        if recorder is None:
+            return
+        known = set(self.secrets)
+        for secret in recorder.scrubber.secrets:
+            if len(secret) >= _MIN_LEARNED_SECRET and secret not in known:
+                self.secrets.append(secret)
 
     # --- ASGI apps and their lifespan -----------------------------------------------------------
 
