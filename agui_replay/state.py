@@ -28,7 +28,7 @@ from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from .errors import PatchError, StateDecodeError
-from .patch._diff import _publish_diff
+from .patch._diff import _overflows, _plain_json, _publish_diff
 from .patch._json import (
     MAX_DEPTH,
     JSONValue,
@@ -68,6 +68,7 @@ def _json_eq_or_false(a: Any, b: Any) -> bool:
 
 
 _MISSING: Any = object()
+_LAZY: Any = object()  # StateManager: the baseline is only its bytes
 
 
 class Snapshot:
@@ -183,22 +184,31 @@ class StateManager:
     Snapshot({'b': 2})
     """
 
-    __slots__ = ("_baseline", "_bytes")
+    # After a snapshot the baseline is only its compact JSON (``_baseline`` is _LAZY): decoding
+    # it costs several times the encoding, and the next publish may not need it (another
+    # snapshot, or the same state again). ``_hint`` is then the object that was published:
+    # while its JSON is still those bytes, the next diff can be walked against it (read only)
+    # to find out early that a snapshot is due. Only a delta needs the baseline decoded.
+    __slots__ = ("_baseline", "_bytes", "_hint", "_loadable")
 
     def __init__(self) -> None:
         self._baseline: Any = _MISSING
         self._bytes = b""  # compact JSON of the baseline, in its own key order
+        self._hint: Any = _MISSING
+        self._loadable = True  # orjson reads _bytes back (no integers beyond 64 bits)
 
     @property
     def published(self) -> JSONValue | None:
         """An independent copy of the last published state (``None`` before the first)."""
         if self._baseline is _MISSING:
             return None
+        if self._baseline is _LAZY:
+            return _decode(self._bytes, self._loadable)
         return _clone(self._baseline)
 
     def reset(self) -> None:
         """Forget the last publish: the next :meth:`publish` is a :class:`Snapshot` again."""
-        self._baseline = _MISSING
+        self._baseline = self._hint = _MISSING
         self._bytes = b""
 
     def publish(self, value: Any) -> StatePublish:
@@ -209,8 +219,9 @@ class StateManager:
         or nesting deeper than ``MAX_DEPTH``; the baseline is then left as it was.
 
         The cyclic garbage collector is paused during the call: a publish allocates many
-        short-lived containers (and a snapshot a whole new baseline), and collections
-        triggered by them would scan the whole heap, growing faster than the state does.
+        short-lived containers (and the first delta after a snapshot a whole new baseline), and
+        collections triggered by them would scan the whole heap, growing faster than the state
+        does.
         """
         state = encode_state(value)
         collecting = gc.isenabled()
@@ -225,15 +236,24 @@ class StateManager:
     def _publish(self, state: Any) -> StatePublish:
         try:
             encoded, loadable = _encode(state)
-            if self._baseline is _MISSING:
+            baseline = self._baseline
+            if baseline is _MISSING:
                 return self._snapshot(state, encoded, loadable)
+            if baseline is _LAZY:
+                if encoded == self._bytes:
+                    if _plain_json(state, encoded):
+                        self._hint = state
+                        return Unchanged()
+                elif self._snapshot_due(state, encoded):
+                    return self._snapshot(state, encoded, loadable)
+                baseline = self._decoded()
             # Equal bytes mean equal JSON unless NaN hides behind a null; the baseline never
             # holds NaN, so Python == (which is False for NaN) settles it.
-            if encoded == self._bytes and state == self._baseline:
+            if encoded == self._bytes and state == baseline:
                 return Unchanged()
             # The baseline is private, so the patch is applied to it in place; the walk stops
             # as soon as the patch cannot be shorter than the new state.
-            result = _publish_diff(self._baseline, state, encoded)
+            result = _publish_diff(baseline, state, encoded)
             if result is None:
                 return self._snapshot(state, encoded, loadable)
         except _Invalid as exc:
@@ -249,15 +269,47 @@ class StateManager:
             return Delta(ops)
         return Snapshot._encoded(patched_bytes, loadable=loadable)
 
+    def _snapshot_due(self, state: Any, encoded: bytes) -> bool:
+        """Whether the diff from the lazy baseline to ``state`` is sure to end in a snapshot,
+        found without decoding the baseline: by walking from the object published last, when
+        it is another object than ``state`` and its JSON has not changed since."""
+        hint = self._hint
+        if hint is _MISSING or hint is state:
+            return False
+        try:
+            if not _overflows(hint, state, encoded):
+                return False
+        except Exception:  # the caller may have put anything in it since
+            return False
+        # Only now (a delta needs the decoded baseline anyway): is the hint still the baseline?
+        try:
+            return _dumps_known(hint) == self._bytes
+        except _Invalid:  # the caller put something in it since that is not JSON
+            return False
+
+    def _decoded(self) -> Any:
+        """The lazy baseline, decoded: a private copy from here on."""
+        baseline = _decode(self._bytes, self._loadable)
+        self._baseline, self._hint = baseline, _MISSING
+        return baseline
+
     def _snapshot(self, state: Any, encoded: bytes, loadable: bool) -> Snapshot:
-        """A snapshot of ``state``; the new baseline is read back from ``encoded``."""
-        baseline = orjson.loads(encoded) if loadable else _MISSING
-        # Python == catches what orjson wrote but is not JSON (NaN as null, UUIDs, enums) and
-        # tuples; the walker then names the place, or makes the plain copy.
-        if baseline is _MISSING or baseline != state:
-            baseline = _copy(state, MAX_DEPTH)  # the same JSON as ``encoded``
-        self._baseline, self._bytes = baseline, encoded
+        """A snapshot of ``state``; ``encoded`` becomes the (lazy) baseline."""
+        if _plain_json(state, encoded):
+            self._baseline, self._hint = _LAZY, state
+        else:
+            # Python == catches what orjson wrote but is not JSON (NaN as null, UUIDs, enums);
+            # the walker then names the place, or makes the plain copy (subclasses).
+            baseline = orjson.loads(encoded) if loadable else _MISSING
+            if baseline is _MISSING or baseline != state:
+                baseline = _copy(state, MAX_DEPTH)  # the same JSON as ``encoded``
+            self._baseline, self._hint = baseline, _MISSING
+        self._bytes, self._loadable = encoded, loadable
         return Snapshot._encoded(encoded, loadable=loadable)
+
+
+def _decode(encoded: bytes, loadable: bool) -> Any:
+    return orjson.loads(encoded) if loadable else json.loads(encoded)
 
 
 def _refused_by_js_clients(ops: list[dict[str, Any]]) -> bool:

@@ -278,6 +278,53 @@ def test_a_bad_float_in_a_long_list_names_its_place_and_keeps_the_baseline() -> 
     assert states.published == {"pad": NOTES * 100, "items": items}
 
 
+def test_after_a_snapshot_the_previous_object_only_helps_while_its_json_is_unchanged() -> None:
+    items = [{"id": i, "name": f"item {i}"} for i in range(200)]
+    first = {"items": copy.deepcopy(items)}
+    states = StateManager()
+    assert isinstance(states.publish(first), Snapshot)
+    # The published object is rewritten into another document: the baseline is still the old one.
+    for item in first["items"]:
+        item["name"] = "renamed"
+    close = {"items": copy.deepcopy(items)}
+    close["items"][5]["name"] = "five"
+    assert states.publish(close) == Delta(
+        [{"op": "replace", "path": "/items/5/name", "value": "five"}]
+    )
+    # Snapshot after snapshot, from distinct objects left alone: each one diffs from the last.
+    other = {"items": [{"id": -i, "name": f"other {i}"} for i in range(200)]}
+    assert states.publish(other) == Snapshot(other)
+    assert states.publish({"items": copy.deepcopy(items)}) == Snapshot({"items": items})
+    assert states.publish(copy.deepcopy(other)) == Snapshot(other)
+    assert states.publish(copy.deepcopy(other)) == Unchanged()
+    assert states.published == other
+
+
+def test_snapshots_of_tuples_enums_and_uuids() -> None:
+    import enum
+    import uuid
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Color(enum.Enum):
+        RED = "red"
+
+    states = StateManager()
+    assert states.publish({"p": (1, 2), "n": Level.HIGH, "pad": NOTES}) == Snapshot(
+        {"p": [1, 2], "n": 3, "pad": NOTES}
+    )
+    assert states.publish({"p": [1, 2, 3], "n": 3, "pad": NOTES}) == Delta(
+        [{"op": "add", "path": "/p/2", "value": 3}]
+    )
+    for bad in ({"c": Color.RED, "pad": NOTES}, {"u": uuid.uuid4(), "pad": NOTES}):
+        with pytest.raises(PatchError, match="not a JSON value"):
+            StateManager().publish(bad)
+        with pytest.raises(PatchError, match="not a JSON value"):
+            states.publish(bad)
+    assert states.published == {"p": [1, 2, 3], "n": 3, "pad": NOTES}
+
+
 # ------------------------------------------------------------------------- typed states, events
 
 

@@ -6,6 +6,7 @@ Private to :mod:`agui_replay.patch`; the public names are re-exported there.
 from __future__ import annotations
 
 import gc
+import marshal
 import math
 import operator
 from collections.abc import Callable, Iterable, Mapping
@@ -46,7 +47,7 @@ def _same(a: Any, b: Any, eq: _Eq) -> bool:
 _SCALARS = frozenset((str, int, float, bool, type(None)))
 _NUMBERS = frozenset((int, float, bool))
 _SHORT = 16  # lists up to this length skip the prefix/suffix machinery
-_PROBE = 16  # items of a long list walked before _Walk._probe estimates the rest
+_PROBE = 4  # at most, items of a long list walked (1/32 of it) before _Walk._probe runs
 _COLUMNS = 32  # changed objects of a long list from which _Walk._columns compares them
 
 
@@ -245,7 +246,8 @@ class _Walk:
         Runs once per long list, after its first items (``a[start:at]``), and only when they spent
         enough that the rest, at the same rate, would overflow. The bound is rigorous: a
         member whose value differs between a pair of objects gives at least one operation under
-        ``path/index/member``, and each such operation is at least 28 bytes plus the path.
+        ``path/index/member``, and each such operation takes at least 26 bytes (a removal, with
+        its comma) plus that path.
         Members are counted by key, for all pairs at once, inside C iterators.
         """
         left = cast(int, self.room)
@@ -257,21 +259,23 @@ class _Walk:
         keys = [(key, 28 + len(path) + len(_escape(key))) for key in first]
         bound = 0
         for chunk in range(at, stop, 1024):
-            olds, news = a[chunk : chunk + 1024], b[chunk : chunk + 1024]
+            end = min(stop, chunk + 1024)
+            olds, news = a[chunk:end], b[chunk:end]
             if set(map(type, olds)) != {dict} or set(map(type, news)) != {dict}:
                 return
+            digits = len(str(chunk))  # the op paths hold "/index/", index >= chunk
             for key, size in keys:
                 every = repeat(key)
                 changed = map(operator.ne, map(dict.get, olds, every), map(dict.get, news, every))
-                bound += size * sum(changed)
-            if bound >= left:
-                raise _TooBig
+                bound += (size + digits) * sum(changed)
+                if bound >= left:
+                    raise _TooBig
 
     def paired(self, a: list[Any], b: list[Any], path: str, start: int, stop: int) -> None:
         """Diff ``a[i]`` against ``b[i]`` for ``start <= i < stop``."""
         room = self.room
         if room is not None and stop - start >= 16:
-            probe = start + min(_PROBE, (stop - start) // 16)
+            probe = start + max(1, min(_PROBE, (stop - start) // 32))
             self._items(a, b, path, range(start, probe))
             self._probe(a, b, path, start, probe, stop, room)
             start = probe
@@ -637,3 +641,56 @@ def diff(a: JSONValue, b: JSONValue) -> list[Operation]:
     finally:
         if collecting:
             gc.enable()
+
+
+# --- the StateManager's snapshots: validation without a decoded copy, and the early "new
+# document" answer against the previous value --------------------------------------------------
+
+
+def _overflows(a: Any, b: Any, b_bytes: bytes) -> bool:
+    """Whether the walk of :func:`_publish_diff` from ``a`` to ``b`` stops because the patch
+    cannot be shorter than ``b_bytes``. ``a`` is only read (no writes are kept)."""
+    walk = _Walk(operator.eq, room=len(b_bytes) - 1)
+    try:
+        walk.value(a, b, "", None, None)
+    except _TooBig:
+        return True
+    return False
+
+
+def _plain_json(value: Any, encoded: bytes) -> bool:
+    """Whether ``encoded``, the compact JSON orjson wrote for ``value``, says all there is to
+    say about it: ``value`` holds only the exact JSON types (tuples too) and no NaN or
+    infinity. ``False`` means "not shown", not "invalid": the caller then checks the slow way.
+
+    orjson also writes enums, UUIDs and its ``Fragment``, and turns NaN and infinity into
+    ``null``; ``marshal`` refuses every type but the exact built-in ones (about one
+    ``orjson.dumps`` of work), and a NaN or an infinity in its output has a telltale shape.
+    """
+    try:
+        data = marshal.dumps(value, 4)
+    except ValueError:  # an enum, a UUID, a subclass of a JSON type...
+        return False
+    return b"null" not in encoded or _finite(data)
+
+
+def _finite(data: bytes) -> bool:
+    """Whether no float in the marshal (version 4) bytes ``data`` can be NaN or infinite.
+
+    marshal writes a float as ``g`` (``0xe7`` when it is referenced again) and its 8 bytes,
+    little-endian: NaN and infinity have all 11 exponent bits set, so their last byte is
+    ``0x7f`` or ``0xff`` and the one before it at least ``0xf0``. The bytes are searched for
+    that shape; bytes of other records that happen to look like it give a false ``False``
+    (never a false ``True``), and so does a document with too many candidates to look at.
+    """
+    seen = 0
+    for last in (0x7F, 0xFF):
+        at = data.find(last, 8)
+        while at != -1:
+            if data[at - 1] >= 0xF0 and data[at - 8] in (0x67, 0xE7):
+                return False
+            seen += 1
+            if seen > 4096:
+                return False
+            at = data.find(last, at + 1)
+    return True
