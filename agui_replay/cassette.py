@@ -43,7 +43,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from ._compat import input_model
 from ._doc_lines import document_line
-from ._limits import JSONLimitError, loads_json
+from ._limits import JSONLimitError, loads_json, short_repr
 from .errors import CassetteError, EventDecodeError, InvalidArgumentError
 from .events import EVENT_TYPES, parse_event
 from .scrub import DEFAULT_SECRET_HEADERS, scrub
@@ -527,7 +527,7 @@ def _file_path(path: Any) -> Path:
 
 def _check_validation(validate: Any) -> None:
     if validate not in ("full", "shape"):
-        raise InvalidArgumentError(f"validate is 'full' or 'shape', not {validate!r}")
+        raise InvalidArgumentError(f"validate is 'full' or 'shape', not {short_repr(validate)}")
 
 
 def load_cassette(

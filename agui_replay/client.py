@@ -36,10 +36,10 @@ from typing import Any, Literal, NoReturn
 import orjson
 from ag_ui.core import BaseEvent
 
-from ._limits import MAX_JSON_DEPTH, depth_within, finite_throughout
+from ._limits import MAX_JSON_DEPTH, depth_within, finite_throughout, short_repr
 from ._messages import ABSENT, MessageList
 from .errors import AguiReplayError, EventDecodeError, InvalidArgumentError, PatchError
-from .events import CHUNK_TYPES, EVENT_TYPES, EventLike, parse_event, to_wire
+from .events import CHUNK_TYPES, EVENT_TYPES, EventLike, _require_stream, parse_event, to_wire
 from .patch import apply_patch, apply_patch_in_place
 from .state import encode_state
 from .verify import ChunkExpander, Verifier
@@ -130,7 +130,10 @@ def _json_copy(value: Any) -> Any:
             raise _NotJSON(_TOO_DEEP) from None
         if not finite_throughout(value):
             raise _NotJSON(_NOT_FINITE) from None
-        return copy.deepcopy(value)
+        try:
+            return copy.deepcopy(value)
+        except Exception as exc:  # an object that is no JSON value and cannot be copied
+            raise _NotJSON(f"is not a JSON value ({type(exc).__name__}: {exc})") from None
     out = orjson.loads(encoded[_PAD:-_PAD])
     # A NaN comes back as null; Python == tells (tuples and subclasses too, then walked).
     if b"null" in encoded and out != value and not finite_throughout(value):
@@ -144,6 +147,11 @@ def _plain(value: Any) -> Any:
     if callable(dump):
         return dump(by_alias=True, mode="json", exclude_none=True)
     return _json_copy(value)
+
+
+def _r(value: Any) -> str:
+    """``repr`` for a warning: ids are strings, but unverified events may carry anything."""
+    return short_repr(value, 200)
 
 
 def _initial_messages(messages: Any) -> list[Any]:
@@ -332,7 +340,8 @@ class Session:
             expanded = self._expander.feed(wire)
         if len(expanded) == 1:
             # The usual case, inlined: one event, a handler for its type.
-            handler = _HANDLERS.get(wire.get("type"))  # type: ignore[arg-type]
+            kind = wire.get("type")
+            handler = _HANDLERS.get(kind) if type(kind) is str else None
             if handler is not None:
                 try:
                     handler(self, wire, index)
@@ -346,6 +355,7 @@ class Session:
 
     def apply_all(self, events: Iterable[EventLike]) -> Session:
         """Apply every event in order; returns the session for chaining."""
+        _require_stream(events, "apply_all")
         apply = self.apply
         for event in events:
             apply(event)
@@ -371,7 +381,7 @@ class Session:
         kind = event.get("type")
         handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is None:
-            if kind in CHUNK_TYPES:
+            if isinstance(kind, str) and kind in CHUNK_TYPES:
                 raise EventDecodeError(
                     f"{kind} reached the applier unexpanded", index=index, event_type=str(kind)
                 )
@@ -412,7 +422,7 @@ class Session:
 
     def _ignore(self, event: Mapping[str, Any], index: int, target: dict[str, Any] | None) -> None:
         what = "no message" if target is None else "an activity message"
-        self._warn(index, str(event["type"]), f"{what} with id {event['messageId']!r}; ignored")
+        self._warn(index, str(event["type"]), f"{what} with id {_r(event['messageId'])}; ignored")
 
     # text messages
 
@@ -427,7 +437,7 @@ class Session:
         mid = event["messageId"]
         target = self._store.find(mid)
         if target is not None and target.get("role") == "activity":
-            self._warn(index, str(event["type"]), f"message {mid!r} is an activity message")
+            self._warn(index, str(event["type"]), f"message {_r(mid)} is an activity message")
             return
         if target is None:
             target = {"id": mid, "role": role, "content": ""}
@@ -470,7 +480,9 @@ class Session:
             call = found[1]
             function = call.get("function")
             if isinstance(function, dict) and function.get("name") != name:
-                self._warn(index, "TOOL_CALL_START", f"tool call {call_id!r} renamed to {name!r}")
+                self._warn(
+                    index, "TOOL_CALL_START", f"tool call {_r(call_id)} renamed to {_r(name)}"
+                )
                 function["name"] = name
             _merge_metadata(call, event)
             return
@@ -485,8 +497,8 @@ class Session:
                     self._warn(
                         index,
                         "TOOL_CALL_START",
-                        f"parentMessageId {parent_id!r} is a {existing.get('role')!r} message, "
-                        f"not assistant; the call gets its own message {call_id!r}",
+                        f"parentMessageId {_r(parent_id)} is a {_r(existing.get('role'))} message, "
+                        f"not assistant; the call gets its own message {_r(call_id)}",
                     )
                 owner = {
                     "id": call_id if existing is not None else parent_id,
@@ -514,7 +526,7 @@ class Session:
         delta = event["delta"]
         found = self._store.call(call_id)
         if found is None:
-            self._warn(index, "TOOL_CALL_ARGS", f"no tool call with id {call_id!r}; ignored")
+            self._warn(index, "TOOL_CALL_ARGS", f"no tool call with id {_r(call_id)}; ignored")
             return
         call = found[1]
         self._append_text(call["function"], "arguments", delta)
@@ -525,7 +537,7 @@ class Session:
         call_id = event["toolCallId"]
         found = self._store.call(call_id)
         if found is None:
-            self._warn(index, "TOOL_CALL_END", f"no tool call with id {call_id!r}; ignored")
+            self._warn(index, "TOOL_CALL_END", f"no tool call with id {_r(call_id)}; ignored")
             return
         function = found[1].get("function")
         if isinstance(function, dict):
@@ -617,13 +629,13 @@ class Session:
                     if isinstance(call, dict) and call.get("id") == entity:
                         call["encryptedValue"] = value
                         return
-            self._warn(index, "REASONING_ENCRYPTED_VALUE", f"no tool call with id {entity!r}")
+            self._warn(index, "REASONING_ENCRYPTED_VALUE", f"no tool call with id {_r(entity)}")
         else:
             message = self._store.find(entity)
             if message is not None and message.get("role") != "activity":
                 message["encryptedValue"] = value
             else:
-                self._warn(index, "REASONING_ENCRYPTED_VALUE", f"no message with id {entity!r}")
+                self._warn(index, "REASONING_ENCRYPTED_VALUE", f"no message with id {_r(entity)}")
 
     # activity
 
@@ -667,7 +679,7 @@ class Session:
         if existing is None:
             return
         if existing.get("role") != "activity":
-            self._warn(index, "ACTIVITY_DELTA", f"message {mid!r} is not an activity message")
+            self._warn(index, "ACTIVITY_DELTA", f"message {_r(mid)} is not an activity message")
             return
         _merge_metadata(existing, event)
         base = existing.get("content")
@@ -676,7 +688,7 @@ class Session:
         except PatchError as exc:
             self.errors.append(
                 EventPatchError(
-                    f"ACTIVITY_DELTA #{index} for {mid!r} did not apply, content kept: {exc}",
+                    f"ACTIVITY_DELTA #{index} for {_r(mid)} did not apply, content kept: {exc}",
                     event_type="ACTIVITY_DELTA",
                     index=index,
                     cause=exc,

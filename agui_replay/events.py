@@ -19,7 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from ._compat import LEGACY_PROTOCOL, LIBRARY_EVENT_TYPES, WireEventModel, dump
 from ._limits import JSONLimitError, loads_json
-from .errors import EventDecodeError
+from .errors import EventDecodeError, InvalidArgumentError
 
 __all__ = [
     "CHUNK_TYPES",
@@ -201,13 +201,19 @@ def parse_events(
     events: Iterable[EventLike | str | bytes], *, source: str | None = None
 ) -> list[BaseEvent]:
     """Validate a whole stream; errors name the index of the first bad event."""
-    if isinstance(events, (str, bytes, Mapping, BaseEvent)) or not isinstance(events, Iterable):
-        raise EventDecodeError(
-            f"parse_events takes a list (or other iterable) of events, not "
-            f"{type(events).__name__}; for one event use parse_event",
-            source=source,
-        )
+    _require_stream(events, "parse_events")
     return [parse_event(e, index=i, source=source) for i, e in enumerate(events)]
+
+
+def _require_stream(events: Any, what: str) -> None:
+    """Raise :class:`InvalidArgumentError` unless ``events`` is an iterable of events (a list, a
+    generator...; a single event, a string or bytes are refused)."""
+    if isinstance(events, (str, bytes, bytearray, Mapping, BaseEvent)) or not isinstance(
+        events, Iterable
+    ):
+        raise InvalidArgumentError(
+            f"{what} takes a list (or other iterable) of events, not {type(events).__name__}"
+        )
 
 
 def to_wire(event: EventLike) -> WireEvent:
@@ -224,10 +230,7 @@ def to_wire(event: EventLike) -> WireEvent:
 
 def to_wire_list(events: Iterable[EventLike]) -> list[WireEvent]:
     """:func:`to_wire` over a stream."""
-    if isinstance(events, (str, bytes, Mapping, BaseEvent)) or not isinstance(events, Iterable):
-        raise EventDecodeError(
-            f"to_wire_list takes an iterable of events, not {type(events).__name__}"
-        )
+    _require_stream(events, "to_wire_list")
     return [to_wire(e) for e in events]
 
 

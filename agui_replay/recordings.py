@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ._limits import JSONLimitError, loads_json
+from ._limits import JSONLimitError, loads_json, short_repr
 from ._progress import Progress
 from .client import Session
 from .errors import AguiReplayError, EventDecodeError, ProtocolViolation
@@ -224,7 +224,7 @@ def load_recording(path: str | os.PathLike[str]) -> Recording:
     if not isinstance(path, (str, os.PathLike)):
         raise InputFileError(
             f"load_recording takes a file path (a str or os.PathLike), not {type(path).__name__}",
-            path=repr(path),
+            path=short_repr(path),
         )
     target = Path(path)
     name = str(target)

@@ -17,7 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._limits import MAX_SSE_FRAME_BYTES, MAX_SSE_RETRY_DIGITS, JSONLimitError, loads_json
+from ._limits import (
+    MAX_SSE_FRAME_BYTES,
+    MAX_SSE_RETRY_DIGITS,
+    JSONLimitError,
+    loads_json,
+    short_repr,
+)
 from .errors import InvalidArgumentError, SSEDecodeError
 from .events import EventLike, WireEvent, dump_json
 
@@ -327,7 +333,7 @@ class SSEParser:
 def _frame_limit(max_frame_bytes: Any) -> int:
     if type(max_frame_bytes) is not int or max_frame_bytes < 1:
         raise InvalidArgumentError(
-            f"max_frame_bytes is a positive number of bytes, not {max_frame_bytes!r}; "
+            f"max_frame_bytes is a positive number of bytes, not {short_repr(max_frame_bytes)}; "
             f"the default is {DEFAULT_MAX_FRAME_BYTES} (16 MiB)"
         )
     return max_frame_bytes

@@ -37,9 +37,10 @@ from ._chunks import chunk_after_start as _chunk_after_start
 from ._chunks import restore as _restore
 from ._chunks import str_field as _str_field
 from ._chunks import wire_of as _wire
+from ._limits import short_repr
 from ._schema import SchemaViolation, check_schema
 from .errors import EventDecodeError, InvalidArgumentError, ProtocolViolation
-from .events import CHUNK_TYPES, EVENT_TYPES, EventLike, WireEvent
+from .events import CHUNK_TYPES, EVENT_TYPES, EventLike, WireEvent, _require_stream
 
 __all__ = [
     "CHUNK_PASSTHROUGH_TYPES",
@@ -56,6 +57,7 @@ Mode = Literal["client", "strict"]
 
 class InvalidModeError(InvalidArgumentError):
     """A verifier mode other than ``"client"`` or ``"strict"``."""
+
 
 _IDLE, _RUNNING, _FINISHED, _ERRORED = 0, 1, 2, 3
 
@@ -119,7 +121,9 @@ class Verifier:
 
     def __init__(self, mode: Mode = "strict", *, assume_running: bool = False) -> None:
         if mode not in ("client", "strict"):
-            raise InvalidModeError(f'unknown verifier mode {mode!r}: use "client" or "strict"')
+            raise InvalidModeError(
+                f'unknown verifier mode {short_repr(mode)}: use "client" or "strict"'
+            )
         self.mode: Mode = mode
         self._strict = mode == "strict"
         self._count = 0
@@ -687,6 +691,7 @@ def verify_stream(
     ``input`` is the run's input when the stream's ``RUN_STARTED`` does not carry it (see
     :meth:`Verifier.learn_input`).
     """
+    _require_stream(events, "verify_stream")
     verifier = Verifier(mode, assume_running=assume_running)
     if input is not None:
         verifier.learn_input(input)

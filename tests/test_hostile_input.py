@@ -221,7 +221,7 @@ def test_sse_decoder_with_a_bad_max_frame_bytes(limit: Any) -> None:
 
 
 def test_parse_events_of_an_int() -> None:
-    with pytest.raises(EventDecodeError, match="iterable"):
+    with pytest.raises(InvalidArgumentError, match="iterable"):
         parse_events(5)  # type: ignore[arg-type]
 
 

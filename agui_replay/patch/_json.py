@@ -15,7 +15,7 @@ from typing import Any, TypeAlias
 
 import orjson
 
-from .._limits import MAX_PATCH_DEPTH
+from .._limits import MAX_JSON_INT_DIGITS, MAX_PATCH_DEPTH, short_repr
 from ..errors import PatchError
 
 JSONValue: TypeAlias = Any
@@ -32,6 +32,8 @@ wraps the state in a few more levels, so 128 leaves room for every envelope whil
 beyond any real application state.
 """
 
+_INT_LIMIT = 10**MAX_JSON_INT_DIGITS  # the smallest integer with one digit too many
+_INT_BITS = _INT_LIMIT.bit_length() - 1  # below this many bits, no integer reaches it
 _ORJSON_LIMIT = 254  # measured: orjson.dumps of 254 nested lists works, 255 fails
 _PAD = _ORJSON_LIMIT - MAX_DEPTH  # wrapper lists that make orjson enforce MAX_DEPTH for us
 _OPTS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
@@ -90,40 +92,10 @@ def _pointer(tokens: Sequence[str]) -> str:
 
 
 def _describe(value: Any) -> str:
-    text = _preview(value, 61)
+    text = short_repr(value, 61)
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{text} ({_type_name(value)})"
-
-
-def _preview(value: Any, room: int) -> str:
-    """``repr(value)`` cut to about ``room`` characters, built only that far: any depth or
-    size is safe (every nesting level costs at least one character of ``room``)."""
-    if room <= 0:
-        return ""
-    if isinstance(value, dict):
-        out = "{"
-        for n, (key, item) in enumerate(value.items()):
-            if len(out) >= room:
-                break
-            out += (", " if n else "") + _preview(key, room - len(out)) + ": "
-            out += _preview(item, room - len(out))
-        return out + "}"
-    if isinstance(value, (list, tuple)):
-        out = "[" if isinstance(value, list) else "("
-        for n, item in enumerate(value):
-            if len(out) >= room:
-                break
-            out += (", " if n else "") + _preview(item, room - len(out))
-        return out + ("]" if isinstance(value, list) else ")")
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
-        return f"<an integer of about {int(value.bit_length() * 0.30103)} digits>"
-    if isinstance(value, str) and len(value) > room:
-        value = value[:room]
-    try:
-        return repr(value)[: room + 3]
-    except Exception:  # a foreign object whose repr fails
-        return f"<{type(value).__name__}>"
 
 
 def _type_name(value: Any) -> str:
@@ -154,6 +126,11 @@ def _copy(value: Any, budget: int) -> Any:
     (``IntEnum``, ``OrderedDict``...) become the plain type, tuples become lists.
     """
     kind = type(value)
+    if kind is int and value.bit_length() > _INT_BITS and abs(value) >= _INT_LIMIT:
+        raise _Invalid(
+            f"an integer of more than MAX_JSON_INT_DIGITS={MAX_JSON_INT_DIGITS} digits has no "
+            "JSON text Python can write"
+        )
     if kind is str or kind is int or kind is bool or value is None:
         return value
     if kind is float:
@@ -192,7 +169,7 @@ def _copy(value: Any, budget: int) -> Any:
     if isinstance(value, bool):  # pragma: no cover - bool cannot be subclassed
         return bool(value)
     if isinstance(value, int):
-        return int(value)
+        return _copy(int(value), budget)
     if isinstance(value, float):
         return _copy(float(value), budget)
     if isinstance(value, dict):
