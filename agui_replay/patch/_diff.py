@@ -265,9 +265,15 @@ class _Walk:
                 return
             digits = len(str(chunk))  # the op paths hold "/index/", index >= chunk
             for key, size in keys:
-                every = repeat(key)
-                changed = map(operator.ne, map(dict.get, olds, every), map(dict.get, news, every))
-                bound += (size + digits) * sum(changed)
+                get = operator.itemgetter(key)
+                try:
+                    changed = sum(map(operator.ne, map(get, olds), map(get, news)))
+                except KeyError:  # not in every object: a missing member reads as None
+                    every = repeat(key)
+                    changed = sum(
+                        map(operator.ne, map(dict.get, olds, every), map(dict.get, news, every))
+                    )
+                bound += (size + digits) * changed
                 if bound >= left:
                     raise _TooBig
 
@@ -327,7 +333,9 @@ class _Walk:
             get = operator.itemgetter(key)
             was, now = list(map(get, olds)), list(map(get, news))
             differs: Iterable[bool] = map(operator.ne, was, now)
-            if not _NUMBERS.isdisjoint(map(type, was)):
+            if not _NUMBERS.isdisjoint(map(type, was)) and list(map(type, was)) != list(
+                map(type, now)
+            ):
                 # Or its type changed: 1 -> True, which == calls equal (other types never are).
                 differs = map(
                     operator.or_, differs, map(operator.is_not, map(type, was), map(type, now))
@@ -671,7 +679,9 @@ def _plain_json(value: Any, encoded: bytes) -> bool:
         data = marshal.dumps(value, 4)
     except ValueError:  # an enum, a UUID, a subclass of a JSON type...
         return False
-    return b"null" not in encoded or _finite(data)
+    # The search for NaN's shape usually costs less than the one for "null" (without which
+    # there is no NaN); when it finds something, or too much to look at, "null" settles it.
+    return _finite(data) or b"null" not in encoded
 
 
 def _finite(data: bytes) -> bool:
@@ -683,14 +693,14 @@ def _finite(data: bytes) -> bool:
     that shape; bytes of other records that happen to look like it give a false ``False``
     (never a false ``True``), and so does a document with too many candidates to look at.
     """
-    seen = 0
+    seen, most = 0, 256 + len(data) // 64
     for last in (0x7F, 0xFF):
         at = data.find(last, 8)
         while at != -1:
             if data[at - 1] >= 0xF0 and data[at - 8] in (0x67, 0xE7):
                 return False
             seen += 1
-            if seen > 4096:
+            if seen > most:
                 return False
             at = data.find(last, at + 1)
     return True
