@@ -244,7 +244,7 @@ def _build(doc: Any, validate: Validation) -> Cassette:
         by = f" by agui-replay {writer}" if isinstance(writer, str) else ""
         raise _Problem(
             ["version"],
-            f"cassette format version {version} (written{by}) is not supported: "
+            f"cassette format version {short_repr(version)} (written{by}) is not supported: "
             f"agui-replay {_library_version()} reads format version {supported}. "
             "Re-record it with `pytest --agui-record`, or upgrade agui-replay "
             "(`pip install -U agui-replay`) if a newer version wrote it.",
@@ -408,7 +408,7 @@ def _check_interaction(interaction: Any, where: list[PathPart]) -> None:
         offset = chunk.get("offset", 0)
         _expect(offset, (int, float), [*here, "offset"], "a number of seconds")
         if offset < 0:
-            raise _Problem([*here, "offset"], f"a time offset is >= 0, found {offset}")
+            raise _Problem([*here, "offset"], f"a time offset is >= 0, found {short_repr(offset)}")
 
 
 def _check_events(events: list[Any], where: list[PathPart], validate: Validation) -> None:
