@@ -203,7 +203,8 @@ def _operations(value: Any) -> str | None:
     for at, op in enumerate(value):
         if type(op) is not dict:
             return f"a list of operation objects (item {at} is not one)"
-        needs = _OP_NEEDS.get(op.get("op"))  # type: ignore[arg-type]
+        name = op.get("op")
+        needs = _OP_NEEDS.get(name) if type(name) is str else None
         if needs is None:
             continue
         if type(op.get("path")) is not str:

@@ -23,13 +23,14 @@ from agui_replay import (
     SSEDecodeError,
 )
 from agui_replay._limits import MAX_JSON_DEPTH, MAX_JSON_INT_DIGITS, MAX_SSE_RETRY_DIGITS
-from agui_replay.cassette import document_line, load_cassette, loads_cassette
+from agui_replay.cassette import Cassette, document_line, load_cassette, loads_cassette
 from agui_replay.cli.parser import main
 from agui_replay.client import Session
 from agui_replay.events import parse_event, parse_events, to_wire
 from agui_replay.patch import apply_patch
 from agui_replay.recordings import InputFileError, load_recording
 from agui_replay.sse import SSEDecoder, decode_sse
+from agui_replay.verify import verify_stream
 
 RUN = {"threadId": "t", "runId": "r"}
 STARTED = {"type": "RUN_STARTED", **RUN}
@@ -310,3 +311,23 @@ def test_every_command_on_a_hostile_file_is_one_message_not_a_traceback(
     lines = err.strip().splitlines()
     assert len(lines) == 1
     assert lines[0].startswith(f"agui-replay {command[0]}: error: {path}")
+
+
+def test_a_patch_operation_named_by_a_list_is_no_type_error() -> None:
+    # found by the fuzzer: the schema check looked the op name up in a dict
+    verify_stream(
+        [
+            STARTED,
+            {
+                "type": "ACTIVITY_DELTA",
+                "messageId": "a",
+                "activityType": "p",
+                "patch": [{"op": []}],
+            },
+        ]
+    )
+
+
+def test_an_absurd_cassette_version_is_quoted_briefly() -> None:
+    with pytest.raises(CassetteError, match="an integer of about 5000 digits"):
+        Cassette.from_dict({"version": 10**5000, "runs": []})
