@@ -232,7 +232,8 @@ def _outcome(annotation: Any) -> _Check:
     def check(value: Any) -> str | None:
         if type(value) is not dict:
             return "a JSON object"
-        known = checks.get(value.get("type"))  # type: ignore[arg-type]
+        tag = value.get("type")
+        known = checks.get(tag) if type(tag) is str else None
         return None if known is None else known(value)
 
     return check

@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ._limits import short_repr
+
 __all__ = [
     "AgentError",
     "AguiReplayError",
@@ -149,7 +151,8 @@ class PatchError(AguiReplayError, ValueError):
     ) -> None:
         where = f"operation #{op_index}" if op_index is not None else ""
         if op_index is not None and isinstance(op, dict) and "op" in op:
-            where += f" ({op.get('op')} {path if path is not None else op.get('path')!r})"
+            shown = short_repr(path if path is not None else op.get("path"), 200)
+            where += f" ({short_repr(op.get('op')).strip(chr(39))} {shown})"
         super().__init__(f"{where}: {message}" if where else message)
         self.op_index = op_index
         self.op = op

@@ -9,6 +9,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._limits import short_repr
 from ..errors import PatchError
 from ._json import (
     _OPS,
@@ -289,7 +290,8 @@ class _Patcher:
             if "op" not in op:
                 raise _Fail('missing "op" member (one of add, remove, replace, move, copy, test)')
             raise _Fail(
-                f"unknown op {name!r}; expected one of add, remove, replace, move, copy, test"
+                f"unknown op {short_repr(name)}; expected one of add, remove, replace, move, "
+                "copy, test"
             )
         tokens = _pointer_tokens(op, "path")
         if name == "remove":
