@@ -170,7 +170,8 @@ def _messages(value: Any) -> str | None:
     for at, item in enumerate(value):
         if type(item) is not dict:
             return f"a list of message objects (item {at} is not one)"
-        model = _ROLE_MODELS.get(item.get("role"))  # type: ignore[arg-type]
+        role = item.get("role")
+        model = _ROLE_MODELS.get(role) if type(role) is str else None
         if model is None:
             continue
         try:
