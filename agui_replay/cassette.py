@@ -80,9 +80,24 @@ Validation: TypeAlias = Literal["full", "shape"]
 the JSON shapes and that every event names a known type (several times faster on big files)."""
 
 RECORD_HINT = "Record it by running the test with `pytest --agui-record`."
-_REWRITE_HINT = (
-    "Re-record it with `pytest --agui-record`, or fix the file by hand (it is plain JSON)."
+UNNAMED_RECORD_COMMAND = (
+    "`pytest path/to/test_file.py::test_name --agui-record` (the test that uses this file)"
 )
+"""The re-record command a broken cassette's message shows when the file does not say which
+test wrote it; the pytest plugin puts the test's own command in its place."""
+_REWRITE_HINT = (
+    f"Re-record it with {UNNAMED_RECORD_COMMAND}, or fix the file by hand (it is plain JSON)."
+)
+
+
+def _record_command(doc: Any) -> str:
+    """The command that re-records the test named by a cassette document (its ``name`` is the
+    test's node id when the plugin wrote it)."""
+    name = doc.get("name") if isinstance(doc, dict) else None
+    if isinstance(name, str) and "::" in name and len(name) < 500 and "`" not in name:
+        shown = name if " " not in name else f"'{name}'"
+        return f"`pytest {shown} --agui-record`"
+    return UNNAMED_RECORD_COMMAND
 
 
 def _library_version() -> str:
@@ -233,7 +248,7 @@ def _build(doc: Any, validate: Validation) -> Cassette:
         raise _Problem(
             [],
             'no "version" field: this is not an agui-replay cassette. '
-            "Delete it and record it again with `pytest --agui-record`.",
+            f"Delete it and record it again with {_record_command(doc)}.",
         )
     version = doc["version"]
     if not isinstance(version, int) or isinstance(version, bool):
@@ -246,7 +261,7 @@ def _build(doc: Any, validate: Validation) -> Cassette:
             ["version"],
             f"cassette format version {short_repr(version)} (written{by}) is not supported: "
             f"agui-replay {_library_version()} reads format version {supported}. "
-            "Re-record it with `pytest --agui-record`, or upgrade agui-replay "
+            f"Re-record it with {_record_command(doc)}, or upgrade agui-replay "
             "(`pip install -U agui-replay`) if a newer version wrote it.",
         )
     library_version = doc.get("library_version", "")

@@ -173,3 +173,22 @@ def test_serve_reports_a_client_disconnect_in_one_line(tmp_path: Path) -> None:
     assert 1 <= len(disconnects) <= clients
     # the banner, one line per request, at most one per disconnect, "stopped"
     assert len(lines) <= 2 + 2 * clients, err
+
+
+def test_a_broken_cassettes_hint_names_its_test_outside_pytest_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    newer = tmp_path / "newer.json"
+    newer.write_text(
+        json.dumps({"version": 99, "name": "tests/test_x.py::test_y", "runs": []}),
+        encoding="utf-8",
+    )
+    code, _, err = run_cli(capsys, "show", str(newer))
+    assert code == 2
+    assert "Re-record it with `pytest tests/test_x.py::test_y --agui-record`" in err
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    code, _, err = run_cli(capsys, "show", str(broken))
+    assert code == 2
+    assert "`pytest --agui-record`" not in err  # never the command that re-records everything
+    assert "`pytest path/to/test_file.py::test_name --agui-record` (the test that uses" in err

@@ -469,3 +469,75 @@ def test_session_arguments(state: Any, messages: Any, mode: Any, verify: Any) ->
     ours(Session, state=state)
     ours(Session, messages=messages)
     ours(verify_stream, [state], mode)
+
+
+# --- the endpoint ---------------------------------------------------------------------------
+
+
+def _endpoint_agent(ctx: Any) -> None:
+    ctx.say("hi")
+
+
+_ENDPOINT: Any = None
+
+
+def _endpoint() -> Any:
+    global _ENDPOINT
+    if _ENDPOINT is None:
+        from agui_replay.server import agui_app
+
+        _ENDPOINT = agui_app(_endpoint_agent)
+    return _ENDPOINT
+
+
+def _valid_input_body() -> Any:
+    return {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [],
+        "tools": [],
+        "context": [],
+        "state": {},
+        "forwardedProps": {},
+    }
+
+
+endpoint_bodies = st.one_of(
+    byte_inputs.map(lambda b: b if isinstance(b, bytes) else _utf8(b)),
+    hostile_values.map(lambda v: _utf8(_hostile_json_text(v))),
+    st.builds(
+        lambda key, value: _utf8(_hostile_json_text({**_valid_input_body(), key: value})),
+        st.sampled_from([*sorted(_valid_input_body()), "resume", "parentRunId", "x"]),
+        hostile_values,
+    ),
+)
+
+
+@FUZZ
+@given(
+    body=endpoint_bodies,
+    content_type=st.sampled_from(
+        ["application/json", "text/plain", "application/json; charset=latin-1", ""]
+    ),
+)
+def test_endpoint_answers_every_body_with_a_stream_or_a_4xx(body: bytes, content_type: str) -> None:
+    # Through the ASGI app in process (the loopback path is tests/test_endpoint_hardening.py):
+    # a body is either run (200, an SSE stream) or refused with a 4xx {code, message}; never
+    # a 500, never an exception out of the app.
+    import httpx
+
+    async def post() -> httpx.Response:
+        transport = httpx.ASGITransport(app=_endpoint(), raise_app_exceptions=True)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            headers = {"content-type": content_type} if content_type else {}
+            return await client.post("/", content=body, headers=headers)
+
+    import asyncio
+
+    response = asyncio.run(post())
+    if response.status_code == 200:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        return
+    assert 400 <= response.status_code < 500, (response.status_code, response.text[:300])
+    problem = response.json()
+    assert set(problem) >= {"code", "message"}, problem

@@ -17,7 +17,13 @@ from urllib.parse import urlsplit
 import orjson
 
 from ..assertions import explain_stream_diff, json_diff
-from ..cassette import Cassette, CassetteRun, load_cassette, save_cassette
+from ..cassette import (
+    UNNAMED_RECORD_COMMAND,
+    Cassette,
+    CassetteRun,
+    load_cassette,
+    save_cassette,
+)
 from ..errors import AguiReplayError, CassetteError
 from ..events import WireEvent
 from ..ids import DeterministicIds
@@ -234,7 +240,9 @@ class CassetteSession:
                 except CassetteError as exc:
                     # The file's own hint says `pytest --agui-record` (every test): name this one.
                     raise CassetteError(
-                        str(exc).replace("`pytest --agui-record`", f"`{self.record_command}`")
+                        str(exc)
+                        .replace(UNNAMED_RECORD_COMMAND, f"`{self.record_command}`")
+                        .replace("`pytest --agui-record`", f"`{self.record_command}`")
                     ) from None
                 self._recorded_runs = list(self._cassette.runs)
             elif self.refresh:
