@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from typing import Any
 
 import orjson
@@ -53,7 +54,7 @@ one is ignored, like a ``retry:`` that is not a number."""
 # refuses more than 1024 levels), a cost that does not grow with the text.
 _COUNT_UP_TO = 4096
 _DUMPS_UP_TO = 128 * 1024
-_DUMPS_PAD = 254 - MAX_JSON_DEPTH
+_ORJSON_DUMPS_LEVELS = 254  # measured: orjson.dumps of 254 nested lists works, 255 fails
 _LOADS_PAD = 1024 - MAX_JSON_DEPTH
 _PAD_OPEN_BYTES, _PAD_CLOSE_BYTES = b"[" * _LOADS_PAD, b"]" * _LOADS_PAD
 _PAD_OPEN_TEXT, _PAD_CLOSE_TEXT = "[" * _LOADS_PAD, "]" * _LOADS_PAD
@@ -68,6 +69,45 @@ _LONE_SURROGATE = re.compile(
     r"|(?<![dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2})"
 )
 _DIGITS = re.compile(rf"(?<![\d.eE+-])-?\d{{{MAX_JSON_INT_DIGITS + 1},}}")
+
+
+class DepthLimitedDumps:
+    """``orjson.dumps`` that also refuses values nested deeper than ``limit`` arrays/objects.
+
+    The value is written inside ``254 - limit`` wrapper lists, so orjson's own bound (254
+    levels) is the limit: no walk in Python. ``DepthLimitedDumps(128)(value, option)`` returns
+    the bytes of ``value`` alone and raises what ``orjson.dumps`` raises (a ``TypeError``). One
+    prebuilt chain of wrappers is reused under a lock (building it costs more than writing a
+    small value); a call that finds it busy builds its own.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.pad = _ORJSON_DUMPS_LEVELS - limit
+        self._chain = self._wrappers()
+        self._lock = threading.Lock()
+
+    def _wrappers(self) -> tuple[list[Any], list[Any]]:
+        inner: list[Any] = [None]
+        outer = inner
+        for _ in range(self.pad - 1):
+            outer = [outer]
+        return outer, inner
+
+    def __call__(self, value: Any, option: int | None = None) -> bytes:
+        mine = self._lock.acquire(blocking=False)
+        outer, inner = self._chain if mine else self._wrappers()
+        inner[0] = value
+        try:
+            padded = orjson.dumps(outer, option=option)
+        finally:
+            inner[0] = None
+            if mine:
+                self._lock.release()
+        return padded[self.pad : -self.pad]
+
+
+dumps_within_json_depth = DepthLimitedDumps(MAX_JSON_DEPTH)
+"""``orjson.dumps`` refusing values nested deeper than :data:`MAX_JSON_DEPTH`."""
 
 
 class JSONLimitError(ValueError):
@@ -115,11 +155,8 @@ def loads_json(data: str | bytes, *, exact_ints: bool = True) -> Any:
     except (orjson.JSONDecodeError, ValueError):  # ValueError: two values at a padding level
         return _loads_slow(data)
     if size > _COUNT_UP_TO or _brackets(data) > MAX_JSON_DEPTH:
-        wrapped = value
-        for _ in range(_DUMPS_PAD):
-            wrapped = [wrapped]
         try:
-            orjson.dumps(wrapped)
+            dumps_within_json_depth(value)
         except orjson.JSONEncodeError:
             return _loads_slow(data)  # names the place
     return value

@@ -29,14 +29,19 @@ from __future__ import annotations
 
 import copy
 import math
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, NoReturn
 
 import orjson
 from ag_ui.core import BaseEvent
 
-from ._limits import MAX_JSON_DEPTH, depth_within, finite_throughout, short_repr
+from ._limits import (
+    MAX_JSON_DEPTH,
+    depth_within,
+    dumps_within_json_depth,
+    finite_throughout,
+    short_repr,
+)
 from ._messages import ABSENT, MessageList
 from .errors import AguiReplayError, EventDecodeError, InvalidArgumentError, PatchError
 from .events import CHUNK_TYPES, EVENT_TYPES, EventLike, _require_stream, parse_event, to_wire
@@ -76,38 +81,8 @@ class _NotJSON(ValueError):
     event."""
 
 
-_ORJSON_DEPTH = 254  # orjson.dumps refuses values nested deeper than this
-_PAD = _ORJSON_DEPTH - MAX_JSON_DEPTH  # wrapper lists that make orjson enforce the limit
 _TOO_DEEP = f"is nested deeper than MAX_JSON_DEPTH={MAX_JSON_DEPTH} arrays/objects"
 _NOT_FINITE = "holds NaN or infinity, which JSON cannot represent (write null or a string)"
-
-
-def _chain() -> tuple[list[Any], list[Any]]:
-    inner: list[Any] = [None]
-    outer = inner
-    for _ in range(_PAD - 1):
-        outer = [outer]
-    return outer, inner
-
-
-# One prebuilt set of wrapper lists, reused under a lock (building them costs more than
-# copying a small value); a call that finds it busy builds its own.
-_CHAIN = _chain()
-_CHAIN_LOCK = threading.Lock()
-
-
-def _padded_dumps(value: Any) -> bytes:
-    if not _CHAIN_LOCK.acquire(blocking=False):
-        outer, inner = _chain()
-        inner[0] = value
-        return orjson.dumps(outer)
-    outer, inner = _CHAIN
-    inner[0] = value
-    try:
-        return orjson.dumps(outer)
-    finally:
-        inner[0] = None
-        _CHAIN_LOCK.release()
 
 
 def _json_copy(value: Any) -> Any:
@@ -123,7 +98,7 @@ def _json_copy(value: Any) -> Any:
             raise _NotJSON(_NOT_FINITE)
         return value
     try:
-        encoded = _padded_dumps(value)
+        encoded = dumps_within_json_depth(value)
     except (TypeError, orjson.JSONEncodeError):
         # Non-string keys, >64-bit integers, or nesting deeper than the limit.
         if not depth_within(value, MAX_JSON_DEPTH):
@@ -134,7 +109,7 @@ def _json_copy(value: Any) -> Any:
             return copy.deepcopy(value)
         except Exception as exc:  # an object that is no JSON value and cannot be copied
             raise _NotJSON(f"is not a JSON value ({type(exc).__name__}: {exc})") from None
-    out = orjson.loads(encoded[_PAD:-_PAD])
+    out = orjson.loads(encoded)
     # A NaN comes back as null; Python == tells (tuples and subclasses too, then walked).
     if b"null" in encoded and out != value and not finite_throughout(value):
         raise _NotJSON(_NOT_FINITE)

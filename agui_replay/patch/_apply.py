@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._limits import short_repr
+from .._limits import depth_within, short_repr
 from ..errors import PatchError
 from ._json import (
     _OPS,
@@ -17,7 +17,6 @@ from ._json import (
     JSONValue,
     Operation,
     _copy,
-    _depth_within,
     _describe,
     _Fail,
     _Invalid,
@@ -335,7 +334,7 @@ class _Patcher:
                 return
             raise _Fail(f"cannot move {_pointer(source)!r} into its own child {_pointer(tokens)!r}")
         value = self.get(source)
-        if len(tokens) > len(source) and not _depth_within(value, MAX_DEPTH - len(tokens)):
+        if len(tokens) > len(source) and not depth_within(value, MAX_DEPTH - len(tokens)):
             raise _Fail(
                 f"moving it there would nest the document deeper than MAX_DEPTH={MAX_DEPTH}"
             )

@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import math
 import re
-import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, TypeAlias
 
 import orjson
 
-from .._limits import MAX_JSON_INT_DIGITS, MAX_PATCH_DEPTH, short_repr
+from .._limits import MAX_JSON_INT_DIGITS, MAX_PATCH_DEPTH, DepthLimitedDumps, short_repr
 from ..errors import PatchError
 
 JSONValue: TypeAlias = Any
@@ -34,8 +33,6 @@ beyond any real application state.
 
 _INT_LIMIT = 10**MAX_JSON_INT_DIGITS  # the smallest integer with one digit too many
 _INT_BITS = _INT_LIMIT.bit_length() - 1  # below this many bits, no integer reaches it
-_ORJSON_LIMIT = 254  # measured: orjson.dumps of 254 nested lists works, 255 fails
-_PAD = _ORJSON_LIMIT - MAX_DEPTH  # wrapper lists that make orjson enforce MAX_DEPTH for us
 _OPTS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 _SORTED = _OPTS | orjson.OPT_SORT_KEYS
 _OPS = ("add", "remove", "replace", "move", "copy", "test")
@@ -182,50 +179,8 @@ def _copy(value: Any, budget: int) -> Any:
     )
 
 
-def _depth_within(value: Any, budget: int) -> bool:
-    """Whether ``value`` nests at most ``budget`` containers (stops early; no RecursionError)."""
-    if isinstance(value, dict):
-        if budget <= 0:
-            return False
-        return all(_depth_within(v, budget - 1) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        if budget <= 0:
-            return False
-        return all(_depth_within(v, budget - 1) for v in value)
-    return True
-
-
-def _pad(value: Any) -> Any:
-    for _ in range(_PAD):
-        value = [value]
-    return value
-
-
-def _chain() -> tuple[list[Any], list[Any]]:
-    inner: list[Any] = [None]
-    outer = inner
-    for _ in range(_PAD - 1):
-        outer = [outer]
-    return outer, inner
-
-
-# One prebuilt set of wrapper lists, reused under a lock (building them costs more than
-# encoding a small state); a call that finds it busy builds its own.
-_CHAIN = _chain()
-_CHAIN_LOCK = threading.Lock()
-
-
-def _padded_dumps(value: Any, option: int) -> bytes:
-    """orjson.dumps of ``value`` wrapped in the padding lists (raises TypeError like orjson)."""
-    if not _CHAIN_LOCK.acquire(blocking=False):
-        return orjson.dumps(_pad(value), option=option)
-    outer, inner = _CHAIN
-    inner[0] = value
-    try:
-        return orjson.dumps(outer, option=option)
-    finally:
-        inner[0] = None
-        _CHAIN_LOCK.release()
+# orjson.dumps refusing values nested deeper than MAX_DEPTH (raises TypeError like orjson).
+_padded_dumps = DepthLimitedDumps(MAX_DEPTH)
 
 
 def _dumps(value: Any, sort: bool) -> bytes:
@@ -235,10 +190,9 @@ def _dumps(value: Any, sort: bool) -> bytes:
     check it separately, see :func:`_check_finite`.
     """
     try:
-        padded = _padded_dumps(value, _SORTED if sort else _OPTS)
+        return _padded_dumps(value, _SORTED if sort else _OPTS)
     except TypeError as exc:
         return _dumps_slow(value, sort, exc)
-    return padded[_PAD:-_PAD]
 
 
 def _dumps_known(value: Any) -> bytes:
@@ -254,11 +208,11 @@ def _encode(value: Any) -> tuple[bytes, bool]:
     """:func:`_dumps` (key order kept), and whether ``orjson.loads`` reads the bytes back as
     the same value (not when integers beyond 64 bits went through the standard library)."""
     try:
-        padded = _padded_dumps(value, _OPTS)
+        encoded = _padded_dumps(value, _OPTS)
     except TypeError as exc:
         encoded = _dumps_slow(value, False, exc)
         return encoded, "64-bit" not in str(exc)
-    return padded[_PAD:-_PAD], True
+    return encoded, True
 
 
 def _dumps_slow(value: Any, sort: bool, exc: TypeError) -> bytes:
@@ -305,7 +259,7 @@ def _clone(value: Any) -> Any:
 def _clone_checked(value: Any) -> Any:
     """An independent plain-JSON copy of ``value``, validating it completely (raises _Invalid)."""
     try:
-        encoded = _padded_dumps(value, _OPTS)[_PAD:-_PAD]
+        encoded = _padded_dumps(value, _OPTS)
     except TypeError:
         return _copy(value, MAX_DEPTH)
     copy = orjson.loads(encoded)
