@@ -63,18 +63,25 @@ def test_show_prints_the_same_interrupt_id_in_the_outcome_and_the_resume(
     assert "stored as" not in out
 
 
-def test_show_maps_a_format_1_resume_to_the_interrupt_it_answers(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # Format 1 stored inputs raw and events normalized: the resume names the raw id.
-    path = tmp_path / "old.json"
+def _stored_resume(path: Path, interrupt_id: str, *, version: int | None = None) -> Path:
+    """An approval cassette (interrupt, then resume) whose stored resume names
+    ``interrupt_id``, optionally marked as another format version."""
     with CassetteSession(path, mode="once") as agui:
         agui.run(_approval_agent, "do it")
         agui.run(_approval_agent, _resume_input("ask-approval"))
     doc = json.loads(path.read_text(encoding="utf-8"))
-    doc["version"] = 1
-    doc["runs"][1]["input"]["resume"][0]["interruptId"] = "ask-approval"
+    if version is not None:
+        doc["version"] = version
+    doc["runs"][1]["input"]["resume"][0]["interruptId"] = interrupt_id
     path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    return path
+
+
+def test_show_maps_a_format_1_resume_to_the_interrupt_it_answers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Format 1 stored inputs raw and events normalized: the resume names the raw id.
+    path = _stored_resume(tmp_path / "old.json", "ask-approval", version=1)
     code, out, _ = run_cli(capsys, "show", str(path), "--no-color")
     assert code == 0
     interrupt, resume = _interrupt_and_resume_lines(out)
@@ -85,13 +92,7 @@ def test_show_maps_a_format_1_resume_to_the_interrupt_it_answers(
 def test_show_says_when_a_resume_answers_no_open_interrupt(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / "wrong.json"
-    with CassetteSession(path, mode="once") as agui:
-        agui.run(_approval_agent, "do it")
-        agui.run(_approval_agent, _resume_input("ask-approval"))
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    doc["runs"][1]["input"]["resume"][0]["interruptId"] = "nobody-asked"
-    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    path = _stored_resume(tmp_path / "wrong.json", "nobody-asked")
     _, out, _ = run_cli(capsys, "show", str(path), "--no-color")
     assert "resume: nobody-asked (answers none of the interrupts open: " in out
 

@@ -93,6 +93,12 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:cacheprovider", *args)
 
 
+def _record_hello(project: pytest.Pytester) -> bytes:
+    """Record test_hello alone; its cassette's bytes."""
+    run(project, "--agui-record", "-k", "test_hello").assert_outcomes(passed=1, deselected=1)
+    return HELLO.read_bytes()
+
+
 def _types(path: Path, run: int = 0) -> list[str]:
     doc = json.loads(path.read_bytes())
     return [e["type"] for e in doc["runs"][run]["events"]]
@@ -155,8 +161,7 @@ def test_refresh_stores_the_new_events_and_keeps_the_interactions(
 def test_refresh_after_a_prompt_change_fails_and_asks_for_a_record(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run(project, "--agui-record", "-k", "test_hello").assert_outcomes(passed=1, deselected=1)
-    before = HELLO.read_bytes()
+    before = _record_hello(project)
     monkeypatch.setenv("AGUI_TEST_OFFLINE", "1")
     monkeypatch.setenv("AGENT_PROMPT", "Be brief. ")
     result = run(project, "--agui-refresh", "-k", "test_hello")
@@ -174,8 +179,7 @@ def test_refresh_after_a_prompt_change_fails_and_asks_for_a_record(
 def test_refresh_after_an_input_change_names_the_field(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run(project, "--agui-record", "-k", "test_hello").assert_outcomes(passed=1, deselected=1)
-    before = HELLO.read_bytes()
+    before = _record_hello(project)
     project.makepyfile(test_agent=TESTS.replace('"hello there"', '"hello here"'))
     result = run(project, "--agui-refresh", "-k", "test_hello")
     result.assert_outcomes(failed=1, deselected=1)
@@ -188,8 +192,7 @@ def test_refresh_after_an_input_change_names_the_field(
 def test_a_failing_test_is_not_refreshed(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run(project, "--agui-record", "-k", "test_hello").assert_outcomes(passed=1, deselected=1)
-    before = HELLO.read_bytes()
+    before = _record_hello(project)
     monkeypatch.setenv("AGENT_STYLE", "steps")
     project.makepyfile(
         test_agent=TESTS.replace(
@@ -221,8 +224,7 @@ def test_refresh_cannot_be_combined_with_recording(project: pytest.Pytester) -> 
 def test_a_fewer_requests_change_is_refused(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run(project, "--agui-record", "-k", "test_hello").assert_outcomes(passed=1, deselected=1)
-    before = HELLO.read_bytes()
+    before = _record_hello(project)
     project.makepyfile(
         test_agent=(
             "def test_hello(agui):\n"
