@@ -94,6 +94,8 @@ class Recording:
     events: list[WireEvent]
     _lines: list[int | None] = field(default_factory=list, repr=False)
     _line_finder: Callable[[int], int | None] | None = field(default=None, repr=False)
+    version: int | None = None
+    """A cassette's format version (``None`` for SSE captures and JSON lines)."""
 
     def line_of(self, index: int) -> int | None:
         """The file line where event ``index`` starts, when it can be told."""
@@ -289,7 +291,9 @@ def load_recording(path: str | os.PathLike[str]) -> Recording:
 
         if not runs:
             runs = [RecordedRun(0, 0, [])]
-        return Recording(target, kind, runs, events, _line_finder=cassette_line)
+        return Recording(
+            target, kind, runs, events, _line_finder=cassette_line, version=cassette.version
+        )
 
     lines: list[int | None]
     if kind == "jsonl":

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -130,22 +129,6 @@ def _resume_id(ident: Any, n: int, open_interrupts: list[str], raw_inputs: bool)
     return f"{ident} (answers none of the interrupts open: {', '.join(open_interrupts)})"
 
 
-_VERSION = re.compile(rb'"version"\s*:\s*([0-9]{1,6})')
-
-
-def _raw_inputs(recording: Any) -> bool:
-    """Whether a cassette file is format 1 (inputs stored raw); read from its first bytes."""
-    if recording.kind != "cassette":
-        return False
-    try:
-        with open(recording.path, "rb") as handle:
-            head = handle.read(512)
-    except OSError:
-        return False
-    found = _VERSION.search(head)
-    return found is not None and int(found.group(1)) < 2
-
-
 def _interrupt_ids(event: dict[str, Any]) -> list[str]:
     outcome = event.get("outcome")
     interrupts = outcome.get("interrupts") if isinstance(outcome, dict) else None
@@ -174,7 +157,8 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
     results: dict[str, list[str]] = {}
     seen_errors = 0
     current_run: RecordedRun | None = None
-    raw_inputs = _raw_inputs(recording)
+    # A format-1 cassette stores its inputs with raw ids (its events normalized).
+    raw_inputs = recording.version is not None and recording.version < 2
     open_interrupts: list[str] = []
     for step in walk(recording, runs=runs):
         progress.tick(step.index)

@@ -29,7 +29,7 @@ from ..events import WireEvent
 from ..ids import DeterministicIds
 from ..normalize import Normalizer
 from ..normalizers import Rule, as_rules
-from ..scrub import scrub
+from ..scrub import _MIN_DERIVED_SECRET, scrub
 from .guard import NetworkGuard
 from .modes import (
     DEFAULT_FROZEN_TIME,
@@ -99,11 +99,6 @@ class _Pending:
     violations_before: int = 0
     normalized_input: dict[str, Any] | None = None
     live_before: Normalizer | None = None  # the live normalizer before this run's input
-
-
-# A value learned from an auth header is scrubbed everywhere only when it is long enough to be
-# a key: replacing a 5-character dummy in every event would wreck them.
-_MIN_LEARNED_SECRET = 8
 
 
 def _canonical(value: Any) -> bytes:
@@ -398,13 +393,14 @@ class CassetteSession:
 
     def _learn_recorded_secrets(self) -> None:
         """The keys the recorder saw in the requests' auth headers and query strings (a key
-        passed in code, not through a variable) are scrubbed from the events too."""
+        passed in code, not through a variable) are scrubbed from the events too (those long
+        enough to be a key, as :func:`~agui_replay.scrub.scrub` does with header values)."""
         recorder = self.provider.recorder
         if recorder is None:
             return
         known = set(self.secrets)
         for secret in recorder.scrubber.secrets:
-            if len(secret) >= _MIN_LEARNED_SECRET and secret not in known:
+            if len(secret) >= _MIN_DERIVED_SECRET and secret not in known:
                 self.secrets.append(secret)
 
     # --- ASGI apps and their lifespan -----------------------------------------------------------
