@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import logging
 import math
 import signal
 import socket
@@ -235,7 +234,6 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
             app, log_level="warning", lifespan="off", http="h11", ws="none", loop="asyncio"
         )
         server = uvicorn.Server(config)
-        _quiet_lost_writes()
         timing = "instant" if args.speed == 0 else f"speed {args.speed:g}"
         out.write(f"{url}\n")
         out.flush()
@@ -249,20 +247,6 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         sock.close()
     sys.stderr.write("stopped\n")
     return EXIT_OK
-
-
-class _LostWrites(logging.Filter):
-    """Drops asyncio's "socket.send() raised exception." lines: each is one more write to a
-    client that already disconnected, which `serve` reports once itself."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("socket.send() raised exception")
-
-
-def _quiet_lost_writes() -> None:
-    log = logging.getLogger("asyncio")
-    if not any(isinstance(f, _LostWrites) for f in log.filters):
-        log.addFilter(_LostWrites())
 
 
 def _run_until_signal(server: Any, sock: socket.socket) -> None:
