@@ -190,7 +190,14 @@ class ScriptExhaustedError(ProviderError):
 
 
 class RequestMismatchError(ProviderError):
-    """A request made during replay differs from the one recorded at that position."""
+    """A request made during replay differs from the one recorded at that position.
+
+    ``field`` is the first differing field (``body.messages[0].content``), when known.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class CassetteError(AguiReplayError):

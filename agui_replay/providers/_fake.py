@@ -605,11 +605,11 @@ class FakeProvider:
                         return i, t
             mismatch = self._mismatch(request, turn)
             if mismatch is not None:
-                return RequestMismatchError(mismatch)
+                return mismatch
         self.served[first] = True
         return first, turn
 
-    def _mismatch(self, request: ProviderRequest, turn: ReplayTurn) -> str | None:
+    def _mismatch(self, request: ProviderRequest, turn: ReplayTurn) -> RequestMismatchError | None:
         rec = turn.interaction.request
         diff = first_difference(
             {"method": rec.method, "path": _strip_query(rec.path), "body": rec.body},
@@ -618,9 +618,10 @@ class FakeProvider:
         )
         if diff is None:
             return None
-        return (
+        return RequestMismatchError(
             f"request #{request.index} ({request.method} {request.path}) does not match recorded "
-            f"interaction #{turn.position} (match={self.match!r}):\n{describe_difference(diff)}"
+            f"interaction #{turn.position} (match={self.match!r}):\n{describe_difference(diff)}",
+            field=diff.path,
         )
 
     def _encode(

@@ -14,21 +14,12 @@ The pytest plugin's ``--agui-refresh`` turns this on; :class:`CassetteSession` t
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from ..cassette import Cassette
 
-__all__ = ["first_field", "refresh_refused", "refreshed_cassette"]
-
-_FIRST_DIFFERENCE = re.compile(r"first difference at (\S+)")
-
-
-def first_field(text: str) -> str | None:
-    """The first differing field a provider mismatch message names (``body.messages[0]``)."""
-    found = _FIRST_DIFFERENCE.search(text)
-    return found.group(1) if found else None
+__all__ = ["refresh_refused", "refreshed_cassette"]
 
 
 def refresh_refused(path: Any, index: int, what: str, detail: str, command: str) -> str:

@@ -42,7 +42,7 @@ from .modes import (
     UpstreamError,
 )
 from .provider import SessionProvider
-from .refresh import first_field, refresh_refused, refreshed_cassette
+from .refresh import refresh_refused, refreshed_cassette
 from .steady import steady_cassette, without_volatile
 from .targets import (
     TargetKind,
@@ -601,13 +601,13 @@ class CassetteSession:
         )
         if self.refresh:
             self._refresh_refused = True
-            first = diffs[0][0] if diffs else "/"
+            first = (diffs[0][0] if diffs else "") or "/"
             raise ReplayMismatchError(
                 refresh_refused(
                     self.path,
                     pending.index,
                     f"it starts from another input than the recorded one (first differing "
-                    f"field: {first or '/'})",
+                    f"field: {first})",
                     shown,
                     self.record_command,
                 )
@@ -713,6 +713,9 @@ class CassetteSession:
             actual = scrub(actual, secrets=self.secrets)
             record.normalized = actual
             same = _canonical(actual) == expected_bytes
+        if self.refresh:  # a difference of the stream is what a refresh stores
+            self._refreshed_run(pending, fake, same)
+            return
         problems: list[str] = []
         if fake.errors:
             problems.append(
@@ -729,9 +732,6 @@ class CassetteSession:
                 f"the agent made {len(fake.requests)} provider request(s); the recording has "
                 f"{len(fake.turns)}: never requested: " + "; ".join(fake.unserved)
             )
-        if self.refresh:
-            self._refreshed_run(pending, fake, same)
-            return
         if problems:
             header = f"{self.path}: run #{pending.index} does not replay as recorded"
             footer = f"If the change is intended, re-record with `{self.record_command}`."
@@ -744,7 +744,7 @@ class CassetteSession:
             self._refresh_refused = True
             if fake.errors:
                 text = str(fake.errors[0])
-                field = first_field(text)
+                field = getattr(fake.errors[0], "field", None)
                 what = "its provider requests differ from the recorded ones" + (
                     f" (first differing field: {field})" if field else ""
                 )
