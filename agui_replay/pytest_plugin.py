@@ -694,14 +694,12 @@ class _Hooks:
         if not isinstance(session, CassetteSession):
             return (yield)
         failures = (CassetteError, ReplayMismatchError, NetworkBlockedError, UpstreamError)
+        passed = False
         try:
-            try:
-                with session.guard.guarding(session.replay_only):
-                    result = yield
-                session.check_complete()
-            except BaseException:
-                session.abandon()  # a refresh stores only what a passing test produced
-                raise
+            with session.guard.guarding(session.replay_only):
+                result = yield
+            session.check_complete()
+            passed = True
         except failures as exc:
             # Our failures explain themselves; a traceback through the plugin would bury that.
             raise pytest.fail.Exception(f"{type(exc).__name__}: {exc}", pytrace=False) from None
@@ -714,6 +712,8 @@ class _Hooks:
             raise
         finally:
             item.stash[_REPORTED] = len(session.guard.violations)
+            if not passed:
+                session.abandon()  # a refresh stores only what a passing test produced
         return result
 
     @pytest.hookimpl(wrapper=True)
