@@ -80,6 +80,7 @@ class _State:
     secret_env: list[str]
     provider_hosts: list[str]
     fail_on_unused: bool
+    share_tls: bool = True
     refresh: bool = False
     recorded: set[str] = field(default_factory=set)
     refreshed: set[str] = field(default_factory=set)
@@ -240,6 +241,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "bool",
         default=False,
     )
+    parser.addini("agui_share_tls", "agui-replay: replays share an SSL context", "bool", True)
 
 
 def _cli_mode(config: pytest.Config) -> RecordMode | None:
@@ -299,6 +301,7 @@ def pytest_configure(config: pytest.Config) -> None:  # type: ignore[no-redef]
         provider_hosts=list(config.getini("agui_provider_hosts")),
         secret_env=[*config.getini("agui_secret_env"), *config.getoption("agui_secret_env")],
         fail_on_unused=bool(config.getini("agui_fail_on_unused")) if fail is None else fail,
+        share_tls=bool(config.getini("agui_share_tls")),
     )
     workerinput = getattr(config, "workerinput", None)
     run_id = workerinput.get("testrunuid") if isinstance(workerinput, dict) else None
@@ -548,6 +551,7 @@ def agui(
     # A replaying test is guarded from here to the end of this fixture's teardown: the fixtures
     # set up after this one (the agent's SDK client), the test, and their teardown.
     session.before_record = _claimer(state, item, session.path)
+    session.guard.share_tls = state.share_tls
     with session.guard.guarding(session.replay_only):
         try:
             yield session

@@ -24,6 +24,11 @@ What a Python-level guard cannot stop: a subprocess (its own interpreter, no hoo
 system calls (``ctypes``, ``os.system``), C extensions that open their own sockets (libuv in
 uvloop, gRPC's core, libcurl), and a client that read the proxy variables before the span
 began. For a hard guarantee, replay in CI without a network (see ``docs/plugin.md``).
+
+A span that refuses traffic (``guarding(True)``) also shares one default SSL context among the
+``httpx2`` / ``httpx`` clients built in it (:func:`.tls.sharing_default_tls`): no TLS can happen
+there, so loading a CA bundle per client is wasted. ``NetworkGuard.share_tls = False`` turns
+that off (the plugin's ini ``agui_share_tls``).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .modes import NetworkBlockedError
+from .tls import sharing_default_tls
 
 __all__ = ["NetworkGuard"]
 
@@ -291,6 +297,9 @@ class NetworkGuard:
         self.reason = reason
         self.hint = ""
         self.violations: list[str] = []
+        self.share_tls = True
+        """Whether a refusing :meth:`guarding` span shares one default SSL context among the
+        clients built in it (see :mod:`agui_replay.recording.tls`)."""
         self._active = False
         self._installed = False
         self._violation_lock = threading.Lock()
@@ -340,13 +349,15 @@ class NetworkGuard:
 
     @contextlib.contextmanager
     def guarding(self, active: bool = True) -> Iterator[NetworkGuard]:
-        """Install the guard for the block, refusing traffic when ``active``."""
+        """Install the guard for the block, refusing traffic when ``active``; an active block
+        also shares the default SSL context (unless :attr:`share_tls` is false)."""
         installed_here = not self._installed
         self.install()
         before = self._active
         self.active = active or before
         try:
-            yield self
+            with sharing_default_tls() if active and self.share_tls else contextlib.nullcontext():
+                yield self
         finally:
             self.active = before
             if installed_here:
