@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_PROVIDER",
     "ENV_VARS",
     "KNOWN_HOSTS",
+    "ORIGIN_HEADER",
     "REAL_ORIGINS",
     "ROUTE_PREFIX",
     "HostTable",
@@ -78,6 +79,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
 
 ROUTE_PREFIX = "/_agui/"
 """Loopback paths ``/_agui/NAME/...`` are requests to provider NAME (the environment routes)."""
+
+ORIGIN_HEADER = "x-agui-replay-origin"
+"""On a request that :meth:`Router.rewrite` sent to the loopback server: the scheme and host it
+was meant for (the recorder forwards there). Removed before the request is matched or stored."""
 
 
 def split_route(path: str) -> tuple[str | None, str]:
@@ -234,6 +239,24 @@ class Router:
         name = self.hosts.provider_for(host, port)
         return None if name is None else (name, origin)
 
+    def rewrite(self, url: str) -> tuple[str, str] | None:
+        """For a client whose transport is not patched (``aiohttp``): the loopback URL that a
+        request to ``url`` goes to instead (``/_agui/NAME/...`` on the session's server), and
+        the origin it was meant for; ``None`` when ``url`` is not a provider's."""
+        if self.own is None:
+            return None
+        parts = urlsplit(url)
+        host = parts.hostname
+        if not host or parts.scheme not in ("http", "https"):
+            return None
+        name = self.hosts.provider_for(host, parts.port)
+        if name is None:
+            return None
+        own_host, own_port = self.own
+        query = f"?{parts.query}" if parts.query else ""
+        target = f"http://{own_host}:{own_port}{ROUTE_PREFIX}{name}{parts.path or '/'}{query}"
+        return target, f"{parts.scheme}://{parts.netloc}"
+
 
 # --- the transport patches --------------------------------------------------------------------
 
@@ -300,10 +323,39 @@ def _patch_async(lib: Any, cls: Any) -> Any:
     return handle_async_request
 
 
+def _patch_aiohttp(cls: Any) -> Any:
+    """``ClientSession._request`` sending provider requests to the loopback server (aiohttp's
+    connections cannot be answered in process); WebSocket upgrades are left alone."""
+    original = cls._request
+
+    async def _request(self: Any, method: str, str_or_url: Any, **kwargs: Any) -> Any:
+        router = _active()
+        if router is not None:
+            headers: Any = kwargs.get("headers")
+            pairs = list(headers.items() if hasattr(headers, "items") else headers or ())
+            url = self._build_url(str_or_url) if hasattr(self, "_build_url") else str_or_url
+            rewritten = router.rewrite(str(url))
+            if rewritten is not None and not any(str(k).lower() == "upgrade" for k, _ in pairs):
+                str_or_url, origin = rewritten
+                kwargs["headers"] = [*pairs, (ORIGIN_HEADER, origin)]
+        return await original(self, method, str_or_url, **kwargs)
+
+    _request.__wrapped__ = original  # type: ignore[attr-defined]
+    return _request
+
+
 def _install() -> None:
     # caller holds _lock
+    import sys
+
     import httpx
     import httpx2
+
+    aiohttp = sys.modules.get("aiohttp")  # patched when the agent's stack has loaded it
+    if aiohttp is not None and hasattr(aiohttp, "ClientSession"):
+        session = aiohttp.ClientSession
+        _saved.append((session, "_request", session._request))
+        session._request = _patch_aiohttp(session)
 
     for lib in (httpx2, httpx):
         _saved.append((lib.HTTPTransport, "handle_request", lib.HTTPTransport.handle_request))

@@ -152,7 +152,7 @@ class SessionProvider:
         ``provider`` is the provider the request went to (the routing names it; a request to
         the loopback server is the ``default`` provider's, or NAME's on ``/_agui/NAME/...``);
         ``origin`` the scheme and host it was sent to."""
-        provider, path = _route(provider, path)
+        provider, path, origin = _route(provider, path, headers, origin)
         if self._mode == "replay" and self.fake is not None:
             body = self._scrubbed(headers, body)
             return self.fake.handle(method, path, headers, body, provider=provider)
@@ -170,7 +170,7 @@ class SessionProvider:
         provider: str | None = None,
         origin: str | None = None,
     ) -> Plan:
-        provider, path = _route(provider, path)
+        provider, path, origin = _route(provider, path, headers, origin)
         if self._mode == "replay" and self.fake is not None:
             body = self._scrubbed(headers, body)
             return await self.fake.ahandle(method, path, headers, body, provider=provider)
@@ -293,13 +293,21 @@ async def _off_loop(items: Iterator[tuple[float, bytes]]) -> AsyncIterator[tuple
 _DONE: Any = object()
 
 
-def _route(provider: str | None, path: str) -> tuple[str, str]:
-    from ..providers.routing import DEFAULT_PROVIDER, split_route
+def _route(
+    provider: str | None, path: str, headers: dict[str, str], origin: str | None
+) -> tuple[str, str, str | None]:
+    """The provider, its path and the origin of a request; a request that came to the loopback
+    server names them in its path (``/_agui/NAME/...``) and, when the routing rewrote it,
+    in a header, which is taken out here (it is ours, not the agent's)."""
+    from ..providers.routing import DEFAULT_PROVIDER, ORIGIN_HEADER, split_route
 
     if provider is not None:
-        return provider, path
+        return provider, path, origin
+    meant = headers.pop(ORIGIN_HEADER, None)
     named, rest = split_route(path)
-    return (named, rest) if named is not None else (DEFAULT_PROVIDER, path)
+    if named is None:
+        return DEFAULT_PROVIDER, path, origin
+    return named, rest, origin or meant
 
 
 def _is_loopback(origin: str) -> bool:

@@ -1,0 +1,208 @@
+"""Zero-config routing of ``aiohttp`` clients, through real pytest runs (pytester).
+
+``google-genai``'s async client sends its requests with ``aiohttp`` whenever aiohttp is installed
+(Google ADK agents call it that way), and aiohttp's connections cannot be answered in process:
+during a run the routing rewrites a request to a provider host into one to the session's
+loopback server (``/_agui/NAME/...``), over a real socket. The agents below build their clients
+with no base URL; the upstream is a FakeProvider on 127.0.0.1 while recording, stopped before the
+replay, which has no network at all (the guard refuses every non-loopback connection).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterator
+from typing import Any
+
+import aiohttp
+import pytest
+from google import genai  # noqa: F401  (imported once here: pytester drops modules first imported inside)
+
+import agui_replay.providers
+import agui_replay.providers.routing
+import agui_replay.recording
+import agui_replay.server
+from agui_replay.providers import FakeProvider, LoopbackServer
+from agui_replay.providers.routing import ORIGIN_HEADER, HostTable, Router
+
+GEMINI_KEY = "AIzaSyAiohttpRoute-live-key-0123456789ab"
+OPENAI_KEY = "sk-proj-aiohttp0route0live0key0abcdef"
+
+
+def _echo(request: Any) -> Iterator[str]:
+    yield "[echo]"
+    last = request.messages[-1] if request.messages else {}
+    text = last.get("content") if isinstance(last, dict) else None
+    if not isinstance(text, str):  # Gemini parts
+        parts = last.get("parts") or []
+        text = " ".join(p.get("text", "") for p in parts if isinstance(p, dict))
+    for word in str(text).split():
+        yield " " + word
+
+
+@pytest.fixture
+def upstream() -> Iterator[LoopbackServer]:
+    with FakeProvider(function=_echo).serve() as server:
+        yield server
+
+
+def _record_then_replay(
+    pytester: pytest.Pytester, upstream: LoopbackServer, passed: int
+) -> dict[str, Any]:
+    record = pytester.runpytest("--agui-record", "--agui-upstream", upstream.base_url)
+    record.assert_outcomes(passed=passed)
+    cassettes = {
+        path.relative_to(pytester.path / "cassettes").as_posix(): json.loads(path.read_text())
+        for path in sorted((pytester.path / "cassettes").rglob("*.json"))
+    }
+    text = json.dumps(cassettes)
+    assert GEMINI_KEY not in text
+    assert OPENAI_KEY not in text
+    assert ORIGIN_HEADER not in text  # the routing's own header is never stored
+    upstream.close()  # the replay has nowhere to go but the cassettes
+    replay = pytester.runpytest("-p", "no:cacheprovider")
+    replay.assert_outcomes(passed=passed)
+    assert f"0 cassette(s) recorded, {passed} replayed" in replay.stdout.str()
+    return cassettes
+
+
+def test_google_genai_async_client_over_aiohttp_records_and_replays(
+    pytester: pytest.Pytester, upstream: LoopbackServer
+) -> None:
+    pytester.makepyfile(
+        agents=textwrap.dedent(
+            f"""
+            from google import genai
+
+            # built at import time, no base URL; its async half sends through aiohttp
+            GEMINI = genai.Client(api_key="{GEMINI_KEY}")
+
+
+            async def gemini(ctx):
+                with ctx.assistant_message() as message:
+                    stream = await GEMINI.aio.models.generate_content_stream(
+                        model="gemini-2.0-flash", contents=ctx.last_user_text()
+                    )
+                    async for chunk in stream:
+                        if chunk.text:
+                            message.delta(chunk.text)
+            """
+        )
+    )
+    pytester.makepyfile(
+        test_agents=textwrap.dedent(
+            """
+            import pytest
+            from agents import gemini
+
+            @pytest.mark.anyio
+            async def test_gemini(agui):
+                from agents import GEMINI
+                assert GEMINI._api_client._use_aiohttp()  # the SDK's own choice, unchanged
+                events = await agui.arun(gemini, "hallo async gemini")
+                assert "".join(e.get("delta", "") for e in events) == "[echo] hallo async gemini"
+
+            @pytest.fixture
+            def anyio_backend():
+                return "asyncio"
+            """
+        )
+    )
+    cassettes = _record_then_replay(pytester, upstream, 1)
+    (call,) = cassettes["test_agents/test_gemini.json"]["runs"][0]["interactions"]
+    assert call["provider"] == "gemini"
+    assert call["request"]["path"].endswith(
+        "/models/gemini-2.0-flash:streamGenerateContent?alt=sse"
+    )
+    assert call["request"]["headers"]["x-goog-api-key"] == "<scrubbed>"
+    assert len(call["response"]["chunks"]) > 3  # every streamed chunk kept
+
+
+def test_plain_aiohttp_session_to_openai_keeps_every_chunk(
+    pytester: pytest.Pytester, upstream: LoopbackServer
+) -> None:
+    pytester.makepyfile(
+        test_raw=textwrap.dedent(
+            f"""
+            import json
+            import aiohttp
+            import pytest
+
+            async def agent(ctx):
+                body = {{
+                    "model": "gpt-4o", "stream": True,
+                    "messages": [{{"role": "user", "content": ctx.last_user_text()}}],
+                }}
+                headers = {{"authorization": "Bearer {OPENAI_KEY}"}}
+                async with aiohttp.ClientSession() as session:
+                    async with session.post(
+                        "https://api.openai.com/v1/chat/completions", json=body, headers=headers
+                    ) as response:
+                        assert response.status == 200
+                        with ctx.assistant_message() as message:
+                            async for line in response.content:
+                                if line.startswith(b"data: {{"):
+                                    delta = json.loads(line[6:])["choices"][0]["delta"]
+                                    if delta.get("content"):
+                                        message.delta(delta["content"])
+
+            @pytest.mark.anyio
+            async def test_raw(agui):
+                events = await agui.arun(agent, "one two three")
+                assert "".join(e.get("delta", "") for e in events) == "[echo] one two three"
+
+            @pytest.fixture
+            def anyio_backend():
+                return "asyncio"
+            """
+        )
+    )
+    cassettes = _record_then_replay(pytester, upstream, 1)
+    (call,) = cassettes["test_raw/test_raw.json"]["runs"][0]["interactions"]
+    assert call["provider"] == "openai"
+    assert call["request"]["path"] == "/v1/chat/completions"
+    assert call["request"]["headers"]["authorization"] == "<scrubbed>"
+
+
+# --- the rewrite itself ----------------------------------------------------------------------
+
+
+def _router(*extra: str) -> Router:
+    def unused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("not called")
+
+    return Router(HostTable(extra), unused, unused, own=("127.0.0.1", 4321))
+
+
+def test_rewrite_sends_provider_hosts_to_their_loopback_route() -> None:
+    router = _router("gateway=llm.internal:8443")
+    assert router.rewrite(
+        "https://generativelanguage.googleapis.com/v1beta/models/m:streamGenerateContent?alt=sse"
+    ) == (
+        "http://127.0.0.1:4321/_agui/gemini/v1beta/models/m:streamGenerateContent?alt=sse",
+        "https://generativelanguage.googleapis.com",
+    )
+    assert router.rewrite("https://eu.openai.azure.com/openai/deployments/x") == (
+        "http://127.0.0.1:4321/_agui/azure/openai/deployments/x",
+        "https://eu.openai.azure.com",
+    )
+    assert router.rewrite("https://llm.internal:8443/v1/chat") == (
+        "http://127.0.0.1:4321/_agui/gateway/v1/chat",
+        "https://llm.internal:8443",
+    )
+    for other in ("https://example.com/v1", "https://llm.internal/v1", "ws://api.openai.com/x"):
+        assert router.rewrite(other) is None, other
+    assert (
+        Router(HostTable(), router.handle, router.ahandle).rewrite("https://api.openai.com/v1")
+        is None
+    )  # no loopback server: nothing to send it to
+
+
+def test_outside_a_run_aiohttp_is_untouched() -> None:
+    """The patch lives only for the span of a run: before and after, ClientSession is aiohttp's."""
+    original = aiohttp.ClientSession._request
+    with agui_replay.providers.routing.intercepting(_router()):
+        assert aiohttp.ClientSession._request is not original
+        assert aiohttp.ClientSession._request.__wrapped__ is original  # type: ignore[attr-defined]
+    assert aiohttp.ClientSession._request is original
