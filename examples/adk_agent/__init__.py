@@ -1,0 +1,1 @@
+"""A Google ADK agent (an ``LlmAgent`` on Gemini with one tool), served by ag-ui-adk."""
