@@ -151,6 +151,11 @@ def test_plain_aiohttp_session_to_openai_keeps_every_chunk(
             async def test_raw(agui):
                 events = await agui.arun(agent, "one two three")
                 assert "".join(e.get("delta", "") for e in events) == "[echo] one two three"
+                # the same whether this run records or replays
+                (call,) = agui.runs[0].interactions
+                assert (call["provider"], call["request"]["path"]) == (
+                    "openai", "/v1/chat/completions"
+                )
 
             @pytest.fixture
             def anyio_backend():

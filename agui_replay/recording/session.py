@@ -84,6 +84,8 @@ class RunRecord:
     normalized: list[WireEvent]
     """The events after normalization and scrubbing (what the cassette stores / compares)."""
     interactions: list[dict[str, Any]] = field(default_factory=list)
+    """The run's provider interactions: the ones recorded, or, on replay, the recorded ones it
+    was served from (a copy), so a test reads the same in both modes."""
     normalized_input: dict[str, Any] | None = None
     """The input after normalization and scrubbing (what the cassette stores / compares)."""
 
@@ -623,6 +625,10 @@ class CassetteSession:
         fake = provider.fake if pending.replay else None
         if not pending.replay:
             interactions = provider._recorded_since(pending.first_interaction)
+        elif pending.recorded is not None:
+            # what the replay served (each request was matched against these): a copy, so a
+            # test reads the same on replay as when it recorded, and cannot change the cassette
+            interactions = orjson.loads(orjson.dumps(pending.recorded.interactions))
         provider._idle()
         # The recording is stored normalized, so only the new stream needs normalizing, and
         # the comparison is of canonical bytes (a readable diff is built only on a mismatch).
