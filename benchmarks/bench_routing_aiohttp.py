@@ -1,0 +1,241 @@
+"""The loopback route of a client that cannot be answered in process (aiohttp), against the
+in-process route of the same SDK, and vcrpy replaying the same responses.
+
+Run:  .venv/bin/python benchmarks/bench_routing_aiohttp.py [--tests 40] [--chunks 50 2000]
+      [--rounds 3]
+
+``google-genai``'s async client sends through aiohttp whenever aiohttp is installed (Google ADK
+agents call it so); during a run the zero-config routing rewrites those requests to the
+session's loopback server, so every chunk crosses a real socket and aiohttp's HTTP parser. The
+same SDK can be told to send through ``httpx2``, which the routing answers in process. For each
+chunk count, one pytest project with ``--tests`` replayed tests per arm, each arm's module
+building one ``genai.Client(api_key=...)`` at import time (as an app does; building one per test
+would add the SDK's own set-up, an SSL context from certifi for aiohttp, to one arm only) and each
+test streaming ``generate_content_stream`` through ``client.aio`` (one AG-UI delta per chunk);
+arms interleaved round by round, medians of wall and CPU time of each whole pytest process
+(start-up included):
+
+* ``vcrpy``: vcrpy 9 replays the recorded response to the aiohttp client (``record_mode="none"``,
+  matched on method and path); events counted, nothing compared;
+* ``aiohttp, zero-config (loopback)``: ``genai.Client(api_key=...)`` as a user builds it,
+  replayed by the ``agui`` fixture over the loopback socket;
+* ``httpx2, zero-config (in process)``: ``HttpOptions(async_client_args={"transport":
+  httpx2.AsyncHTTPTransport()})``, which makes the SDK use httpx2; the routing answers it in
+  process.
+
+Closing line: loopback / in process (issue 11's 1.1x). A script, not a test: nothing here passes
+or fails on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_routing import run  # the same process runner and CPU accounting
+
+CONFTEST = textwrap.dedent(
+    """
+    import os
+    from pathlib import Path
+
+    import pytest
+
+    from agui_replay.providers import FakeProvider
+
+    CHUNKS = int(os.environ["BENCH_CHUNKS"])
+    ROOT = Path(__file__).parent
+
+
+    @pytest.fixture
+    def agui_upstream():
+        fake = FakeProvider(function=lambda request: (f"w{i} " for i in range(CHUNKS)))
+        with fake.serve() as server:
+            yield server
+
+
+    @pytest.fixture
+    def agui_cassette_path(request):
+        arm = request.node.module.__name__
+        return ROOT / "cassettes" / arm / f"c{request.node.callspec.params['i']}.json"
+
+
+    @pytest.fixture
+    def anyio_backend():
+        return "asyncio"
+
+
+    def stream_agent(client):
+        async def agent(ctx):
+            with ctx.assistant_message() as message:
+                stream = await client.aio.models.generate_content_stream(
+                    model="gemini-2.0-flash", contents="count"
+                )
+                async for chunk in stream:
+                    if chunk.text:
+                        message.delta(chunk.text)
+
+        return agent
+    """
+)
+
+HEAD = textwrap.dedent(
+    """
+    import os
+    import pytest
+    from google import genai
+    from google.genai import types
+    from conftest import CHUNKS, ROOT, stream_agent
+
+    N = int(os.environ["BENCH_TESTS"])
+    KEY = "AIza-bench-key"
+    """
+)
+
+ARMS = {
+    "vcrpy": """
+    import vcr
+    from agui_replay.server import run_agent, run_input
+
+    CLIENT = genai.Client(api_key=KEY, http_options=types.HttpOptions(base_url="http://127.0.0.1:9"))
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("i", range(N))
+    async def test_arm(i):
+        with vcr.use_cassette(
+            str(ROOT / "vcr" / f"c{i}.yaml"), record_mode="none", match_on=["method", "path"]
+        ):
+            events = [e async for e in run_agent(stream_agent(CLIENT), run_input("t", "run-1"))]
+        assert len(events) == CHUNKS + 4
+    """,
+    "aiohttp, zero-config (loopback)": """
+    CLIENT = genai.Client(api_key=KEY)  # its async half sends through aiohttp
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("i", range(N))
+    async def test_arm(agui, i):
+        assert CLIENT._api_client._use_aiohttp()
+        assert len(await agui.arun(stream_agent(CLIENT), "count")) == CHUNKS + 4
+    """,
+    "httpx2, zero-config (in process)": """
+    import httpx2
+
+    # the same SDK told to send through httpx2: the routing answers it in process
+    OPTIONS = types.HttpOptions(async_client_args={"transport": httpx2.AsyncHTTPTransport()})
+    CLIENT = genai.Client(api_key=KEY, http_options=OPTIONS)
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("i", range(N))
+    async def test_arm(agui, i):
+        assert not CLIENT._api_client._use_aiohttp()
+        assert len(await agui.arun(stream_agent(CLIENT), "count")) == CHUNKS + 4
+    """,
+}
+
+RECORD_VCR = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+    import vcr
+    from google import genai
+    from google.genai import types
+    from agui_replay.providers import FakeProvider
+    from agui_replay.server import run_agent, run_input
+    from conftest import stream_agent
+
+    chunks, target = int(sys.argv[1]), Path(sys.argv[2])
+    fake = FakeProvider(function=lambda request: (f"w{i} " for i in range(chunks)))
+
+    async def main():
+        with fake.serve() as server:
+            client = genai.Client(
+                api_key="AIza-bench-key",
+                http_options=types.HttpOptions(base_url=server.gemini_base_url),
+            )
+            with vcr.use_cassette(str(target), record_mode="all", match_on=["method", "path"]):
+                return [e async for e in run_agent(stream_agent(client), run_input("t", "run-1"))]
+
+    assert len(asyncio.run(main())) == chunks + 4
+    """
+)
+
+
+def project(folder: Path, tests: int, chunks: int) -> tuple[dict[str, str], dict[str, str]]:
+    env = {**os.environ, "BENCH_CHUNKS": str(chunks), "BENCH_TESTS": str(tests)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
+    (folder / "conftest.py").write_text(CONFTEST)
+    (folder / "pytest.ini").write_text("[pytest]\nfilterwarnings = ignore::DeprecationWarning\n")
+    files = {}
+    for n, (arm, body) in enumerate(ARMS.items()):
+        name = f"test_arm{n}.py"
+        (folder / name).write_text(HEAD + textwrap.dedent(body))
+        files[arm] = name
+    for arm, name in files.items():  # one recording per agui arm, copied to every test
+        if arm == "vcrpy":
+            continue
+        run(folder, env, name, "-k", "test_arm[0]", "--agui-record")
+        made = folder / "cassettes" / name.removesuffix(".py")
+        for i in range(1, tests):
+            shutil.copy(made / "c0.json", made / f"c{i}.json")
+    (folder / "record_vcr.py").write_text(RECORD_VCR)
+    (folder / "vcr").mkdir()
+    subprocess.run(
+        [sys.executable, "record_vcr.py", str(chunks), "vcr/c0.yaml"],
+        cwd=folder,
+        env=env,
+        check=True,
+    )
+    for i in range(1, tests):
+        shutil.copy(folder / "vcr" / "c0.yaml", folder / "vcr" / f"c{i}.yaml")
+    for name in files.values():  # untimed: each arm's modules compiled once
+        run(folder, env, name, "--collect-only")
+    return env, files
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tests", type=int, default=40)
+    parser.add_argument("--chunks", type=int, nargs="+", default=[50, 2000])
+    parser.add_argument("--rounds", type=int, default=3)
+    options = parser.parse_args()
+    for chunks in options.chunks:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            env, files = project(folder, options.tests, chunks)
+            walls: dict[str, list[float]] = {arm: [] for arm in files}
+            cpus: dict[str, list[float]] = {arm: [] for arm in files}
+            for _ in range(options.rounds):
+                for arm, name in files.items():
+                    wall, cpu = run(folder, env, name)
+                    walls[arm].append(wall)
+                    cpus[arm].append(cpu)
+            wall = {arm: statistics.median(t) for arm, t in walls.items()}
+            cpu = {arm: statistics.median(t) for arm, t in cpus.items()}
+            print(
+                f"\n{options.tests} replayed tests, {chunks} chunks each (google-genai async);"
+                f" whole pytest process, median of {options.rounds} interleaved rounds"
+            )
+            print(f"  {'arm':34} {'wall':>8} {'x vcrpy':>8} {'cpu':>8} {'x vcrpy':>8}")
+            for arm in wall:
+                print(
+                    f"  {arm:34} {wall[arm]:7.2f}s {wall[arm] / wall['vcrpy']:7.3f}x"
+                    f" {cpu[arm]:7.2f}s {cpu[arm] / cpu['vcrpy']:7.3f}x"
+                )
+            loop, inproc = "aiohttp, zero-config (loopback)", "httpx2, zero-config (in process)"
+            print(
+                f"  loopback / in process: {wall[loop] / wall[inproc]:.3f}x"
+                f" (cpu {cpu[loop] / cpu[inproc]:.3f}x)"
+            )
+
+
+if __name__ == "__main__":
+    main()
