@@ -50,7 +50,7 @@ import textwrap
 import time
 from pathlib import Path
 
-CONFTEST = textwrap.dedent(
+UPSTREAM = textwrap.dedent(
     """
     import os
     from pathlib import Path
@@ -68,7 +68,12 @@ CONFTEST = textwrap.dedent(
         fake = FakeProvider(function=lambda request: (f"w{i} " for i in range(CHUNKS)))
         with fake.serve() as server:
             yield server
+    """
+)
+"""The start of a benchmark project's conftest: the scripted upstream a recording uses."""
 
+CONFTEST = UPSTREAM + textwrap.dedent(
+    """
 
     @pytest.fixture
     def agui_cassette_path(request):
@@ -190,7 +195,8 @@ def run(folder: Path, env: dict[str, str], *args: str) -> tuple[float, float]:
     return took, cpu
 
 
-def project(folder: Path, tests: int, chunks: int) -> tuple[dict[str, str], dict[str, str]]:
+def bench_env(folder: Path, tests: int, chunks: int) -> dict[str, str]:
+    """The environment of a benchmark project's pytest processes."""
     import os
 
     env = {**os.environ, "BENCH_CHUNKS": str(chunks), "BENCH_TESTS": str(tests)}
@@ -198,6 +204,42 @@ def project(folder: Path, tests: int, chunks: int) -> tuple[dict[str, str], dict
     # project's folder: with PYTHONDONTWRITEBYTECODE every process would compile all of them
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
+    return env
+
+
+def record_vcr(folder: Path, env: dict[str, str], script: str, tests: int, chunks: int) -> None:
+    """Record ``vcr/c0.yaml`` with ``script`` and copy it for every test."""
+    (folder / "record_vcr.py").write_text(script)
+    (folder / "vcr").mkdir()
+    subprocess.run(
+        [sys.executable, "record_vcr.py", str(chunks), "vcr/c0.yaml"],
+        cwd=folder,
+        env=env,
+        check=True,
+    )
+    for i in range(1, tests):
+        shutil.copy(folder / "vcr" / "c0.yaml", folder / "vcr" / f"c{i}.yaml")
+
+
+def measure(
+    folder: Path, env: dict[str, str], files: dict[str, str], rounds: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall and CPU seconds of each arm's pytest process, arms interleaved round by round
+    (each arm's modules compiled once first, untimed)."""
+    for name in files.values():
+        run(folder, env, name, "--collect-only")
+    walls: dict[str, list[float]] = {arm: [] for arm in files}
+    cpus: dict[str, list[float]] = {arm: [] for arm in files}
+    for _ in range(rounds):
+        for arm, name in files.items():
+            wall, cpu = run(folder, env, name)
+            walls[arm].append(wall)
+            cpus[arm].append(cpu)
+    return walls, cpus
+
+
+def project(folder: Path, tests: int, chunks: int) -> tuple[dict[str, str], dict[str, str]]:
+    env = bench_env(folder, tests, chunks)
     (folder / "conftest.py").write_text(CONFTEST)
     (folder / "pytest.ini").write_text("[pytest]\n")
     files = {}
@@ -207,19 +249,9 @@ def project(folder: Path, tests: int, chunks: int) -> tuple[dict[str, str], dict
         files[arm] = name
     # one recording of each kind, copied to every test
     run(folder, env, files["agui.provider.transport()"], "-k", "test_arm[0]", "--agui-record")
-    (folder / "record_vcr.py").write_text(RECORD_VCR)
-    (folder / "vcr").mkdir()
-    subprocess.run(
-        [sys.executable, "record_vcr.py", str(chunks), "vcr/c0.yaml"],
-        cwd=folder,
-        env=env,
-        check=True,
-    )
     for i in range(1, tests):
         shutil.copy(folder / "cassettes" / "c0.json", folder / "cassettes" / f"c{i}.json")
-        shutil.copy(folder / "vcr" / "c0.yaml", folder / "vcr" / f"c{i}.yaml")
-    for name in files.values():  # untimed: each arm's modules compiled once
-        run(folder, env, name, "--collect-only")
+    record_vcr(folder, env, RECORD_VCR, tests, chunks)
     return env, files
 
 
@@ -233,13 +265,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             env, files = project(folder, options.tests, chunks)
-            walls: dict[str, list[float]] = {arm: [] for arm in files}
-            cpus: dict[str, list[float]] = {arm: [] for arm in files}
-            for _ in range(options.rounds):
-                for arm, name in files.items():
-                    wall, cpu = run(folder, env, name)
-                    walls[arm].append(wall)
-                    cpus[arm].append(cpu)
+            walls, cpus = measure(folder, env, files, options.rounds)
             report(options.tests, chunks, options.rounds, walls, cpus)
 
 

@@ -30,37 +30,18 @@ or fails on time.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import textwrap
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_routing import run  # the same process runner and CPU accounting
+from bench_routing import UPSTREAM, bench_env, measure, record_vcr, run  # shared with it
 
-CONFTEST = textwrap.dedent(
+CONFTEST = UPSTREAM + textwrap.dedent(
     """
-    import os
-    from pathlib import Path
-
-    import pytest
-
-    from agui_replay.providers import FakeProvider
-
-    CHUNKS = int(os.environ["BENCH_CHUNKS"])
-    ROOT = Path(__file__).parent
-
-
-    @pytest.fixture
-    def agui_upstream():
-        fake = FakeProvider(function=lambda request: (f"w{i} " for i in range(CHUNKS)))
-        with fake.serve() as server:
-            yield server
-
 
     @pytest.fixture
     def agui_cassette_path(request):
@@ -169,9 +150,7 @@ RECORD_VCR = textwrap.dedent(
 
 
 def project(folder: Path, tests: int, chunks: int) -> tuple[dict[str, str], dict[str, str]]:
-    env = {**os.environ, "BENCH_CHUNKS": str(chunks), "BENCH_TESTS": str(tests)}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
+    env = bench_env(folder, tests, chunks)
     (folder / "conftest.py").write_text(CONFTEST)
     (folder / "pytest.ini").write_text("[pytest]\nfilterwarnings = ignore::DeprecationWarning\n")
     files = {}
@@ -186,18 +165,7 @@ def project(folder: Path, tests: int, chunks: int) -> tuple[dict[str, str], dict
         made = folder / "cassettes" / name.removesuffix(".py")
         for i in range(1, tests):
             shutil.copy(made / "c0.json", made / f"c{i}.json")
-    (folder / "record_vcr.py").write_text(RECORD_VCR)
-    (folder / "vcr").mkdir()
-    subprocess.run(
-        [sys.executable, "record_vcr.py", str(chunks), "vcr/c0.yaml"],
-        cwd=folder,
-        env=env,
-        check=True,
-    )
-    for i in range(1, tests):
-        shutil.copy(folder / "vcr" / "c0.yaml", folder / "vcr" / f"c{i}.yaml")
-    for name in files.values():  # untimed: each arm's modules compiled once
-        run(folder, env, name, "--collect-only")
+    record_vcr(folder, env, RECORD_VCR, tests, chunks)
     return env, files
 
 
@@ -211,13 +179,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             env, files = project(folder, options.tests, chunks)
-            walls: dict[str, list[float]] = {arm: [] for arm in files}
-            cpus: dict[str, list[float]] = {arm: [] for arm in files}
-            for _ in range(options.rounds):
-                for arm, name in files.items():
-                    wall, cpu = run(folder, env, name)
-                    walls[arm].append(wall)
-                    cpus[arm].append(cpu)
+            walls, cpus = measure(folder, env, files, options.rounds)
             wall = {arm: statistics.median(t) for arm, t in walls.items()}
             cpu = {arm: statistics.median(t) for arm, t in cpus.items()}
             print(
