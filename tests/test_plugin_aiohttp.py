@@ -137,7 +137,8 @@ def test_plain_aiohttp_session_to_openai_keeps_every_chunk(
                 headers = {{"authorization": "Bearer {OPENAI_KEY}"}}
                 async with aiohttp.ClientSession() as session:
                     async with session.post(
-                        "https://api.openai.com/v1/chat/completions", json=body, headers=headers
+                        "https://api.openai.com/v1/chat/completions", json=body, headers=headers,
+                        proxy="http://127.0.0.1:9",  # a dead proxy: the routing goes around it
                     ) as response:
                         assert response.status == 200
                         with ctx.assistant_message() as message:

@@ -338,6 +338,9 @@ def _patch_aiohttp(cls: Any) -> Any:
             if rewritten is not None and not any(str(k).lower() == "upgrade" for k, _ in pairs):
                 str_or_url, origin = rewritten
                 kwargs["headers"] = [*pairs, (ORIGIN_HEADER, origin)]
+                # the loopback server is reached directly, never through the agent's proxy
+                kwargs.pop("proxy", None)
+                kwargs.pop("proxy_auth", None)
         return await original(self, method, str_or_url, **kwargs)
 
     _request.__wrapped__ = original  # type: ignore[attr-defined]
