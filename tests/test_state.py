@@ -300,6 +300,35 @@ def test_after_a_snapshot_the_previous_object_only_helps_while_its_json_is_uncha
     assert states.published == other
 
 
+def test_tuples_that_encode_as_the_baseline_lists_do_not_force_a_snapshot() -> None:
+    """A tuple is never ``==`` the list it encodes as: the walk's early "a snapshot is due"
+    count must not take such members for changes. Four long notes change in 400 objects whose
+    tuple members encode as the baseline's lists: a delta of four replacements, after a
+    snapshot (the baseline is the previous object) and after a delta (a decoded baseline)."""
+
+    def items(*, tuples: bool, long_notes: bool) -> dict[str, Any]:
+        pair: Any = ("a", "b") if tuples else ["a", "b"]
+        return {
+            "items": [
+                {"id": i, "tags": pair, "note": "y" * 300 if long_notes and i < 4 else "x"}
+                for i in range(400)
+            ]
+        }
+
+    expected = Delta(
+        [{"op": "replace", "path": f"/items/{i}/note", "value": "y" * 300} for i in range(4)]
+    )
+    after_snapshot = StateManager()
+    after_snapshot.publish(items(tuples=False, long_notes=False))
+    assert after_snapshot.publish(items(tuples=True, long_notes=True)) == expected
+    after_delta = StateManager()
+    first = items(tuples=False, long_notes=False)
+    after_delta.publish(first)
+    first["items"][0]["note"] = "y" * 300
+    assert isinstance(after_delta.publish(first), Delta)
+    assert after_delta.publish(items(tuples=True, long_notes=True)) == Delta(expected.ops[1:])
+
+
 def test_snapshots_of_tuples_enums_and_uuids() -> None:
     import enum
     import uuid

@@ -247,7 +247,8 @@ class _Walk:
         enough that the rest, at the same rate, would overflow. The bound is rigorous: a
         member whose value differs between a pair of objects gives at least one operation under
         ``path/index/member``, and each such operation takes at least 26 bytes (a removal, with
-        its comma) plus that path.
+        its comma) plus that path. Only members holding a scalar in ``b`` are counted: for
+        containers ``!=`` may differ from JSON (a tuple is never ``==`` the list it encodes as).
         Members are counted by key, for all pairs at once, inside C iterators.
         """
         left = cast(int, self.room)
@@ -267,12 +268,12 @@ class _Walk:
             for key, size in keys:
                 get = operator.itemgetter(key)
                 try:
-                    changed = sum(map(operator.ne, map(get, olds), map(get, news)))
+                    now = list(map(get, news))
+                    changed = _scalars_changed(map(get, olds), now)
                 except KeyError:  # not in every object: a missing member reads as None
                     every = repeat(key)
-                    changed = sum(
-                        map(operator.ne, map(dict.get, olds, every), map(dict.get, news, every))
-                    )
+                    now = list(map(dict.get, news, every))
+                    changed = _scalars_changed(map(dict.get, olds, every), now)
                 bound += (size + digits) * changed
                 if bound >= left:
                     raise _TooBig
@@ -436,6 +437,17 @@ class _Walk:
             sets += writes
         self._spend(spent)
         return True
+
+
+def _scalars_changed(was: Iterable[Any], now: list[Any]) -> int:
+    """How many pairs of ``was`` / ``now`` differ where ``now`` holds a JSON scalar (whose
+    ``!=`` is the JSON one; a container's may not be)."""
+    kinds = set(map(type, now))
+    if kinds <= _SCALARS:
+        return sum(map(operator.ne, was, now))
+    if kinds.isdisjoint(_SCALARS):
+        return 0
+    return sum(compress(map(operator.ne, was, now), map(_SCALARS.__contains__, map(type, now))))
 
 
 _CHUNK = 64
