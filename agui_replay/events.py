@@ -201,11 +201,11 @@ def parse_events(
     events: Iterable[EventLike | str | bytes], *, source: str | None = None
 ) -> list[BaseEvent]:
     """Validate a whole stream; errors name the index of the first bad event."""
-    _require_stream(events, "parse_events")
+    _require_stream(events, "parse_events", "; for one event use parse_event")
     return [parse_event(e, index=i, source=source) for i, e in enumerate(events)]
 
 
-def _require_stream(events: Any, what: str) -> None:
+def _require_stream(events: Any, what: str, hint: str = "") -> None:
     """Raise :class:`InvalidArgumentError` unless ``events`` is an iterable of events (a list, a
     generator...; a single event, a string or bytes are refused)."""
     if isinstance(events, (str, bytes, bytearray, Mapping, BaseEvent)) or not isinstance(
@@ -213,6 +213,7 @@ def _require_stream(events: Any, what: str) -> None:
     ):
         raise InvalidArgumentError(
             f"{what} takes a list (or other iterable) of events, not {type(events).__name__}"
+            + hint
         )
 
 

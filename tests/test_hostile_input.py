@@ -224,6 +224,9 @@ def test_sse_decoder_with_a_bad_max_frame_bytes(limit: Any) -> None:
 def test_parse_events_of_an_int() -> None:
     with pytest.raises(InvalidArgumentError, match="iterable"):
         parse_events(5)  # type: ignore[arg-type]
+    # one event where a stream is expected: the message says what to call instead
+    with pytest.raises(InvalidArgumentError, match="for one event use parse_event"):
+        parse_events({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})  # type: ignore[arg-type]
 
 
 def test_to_wire_of_a_list() -> None:
