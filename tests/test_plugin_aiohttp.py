@@ -50,6 +50,10 @@ def upstream() -> Iterator[LoopbackServer]:
 def _record_then_replay(
     pytester: pytest.Pytester, upstream: LoopbackServer, passed: int
 ) -> dict[str, Any]:
+    # the async tests run on asyncio (aiohttp's loop), as a user's conftest says
+    pytester.makeconftest(
+        "import pytest\n\n@pytest.fixture\ndef anyio_backend():\n    return 'asyncio'\n"
+    )
     record = pytester.runpytest("--agui-record", "--agui-upstream", upstream.base_url)
     record.assert_outcomes(passed=passed)
     cassettes = {
@@ -102,10 +106,6 @@ def test_google_genai_async_client_over_aiohttp_records_and_replays(
                 assert GEMINI._api_client._use_aiohttp()  # the SDK's own choice, unchanged
                 events = await agui.arun(gemini, "hallo async gemini")
                 assert "".join(e.get("delta", "") for e in events) == "[echo] hallo async gemini"
-
-            @pytest.fixture
-            def anyio_backend():
-                return "asyncio"
             """
         )
     )
@@ -116,7 +116,14 @@ def test_google_genai_async_client_over_aiohttp_records_and_replays(
         "/models/gemini-2.0-flash:streamGenerateContent?alt=sse"
     )
     assert call["request"]["headers"]["x-goog-api-key"] == "<scrubbed>"
-    assert len(call["response"]["chunks"]) > 3  # every streamed chunk kept
+    # every streamed chunk kept as it came: one per text piece, then the finish
+    texts = [
+        json.loads(chunk["data"].removeprefix("data: "))["candidates"][0]["content"]["parts"][0][
+            "text"
+        ]
+        for chunk in call["response"]["chunks"]
+    ]
+    assert texts == ["[echo]", " hallo", " async", " gemini", ""]
 
 
 def test_plain_aiohttp_session_to_openai_keeps_every_chunk(
@@ -157,10 +164,6 @@ def test_plain_aiohttp_session_to_openai_keeps_every_chunk(
                 assert (call["provider"], call["request"]["path"]) == (
                     "openai", "/v1/chat/completions"
                 )
-
-            @pytest.fixture
-            def anyio_backend():
-                return "asyncio"
             """
         )
     )
