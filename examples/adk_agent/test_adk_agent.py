@@ -41,6 +41,7 @@ from agui_replay.assertions import (
     assert_event_types,
     assert_final_state,
     assert_valid_stream,
+    final_messages,
     message_text,
 )
 from agui_replay.client import Session
@@ -80,20 +81,17 @@ def google_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def tool_calls(events: list[dict[str, Any]]) -> list[tuple[str, Any]]:
-    """Each tool call of a stream: its name and its arguments, parsed."""
-    names: dict[str, str] = {}
-    arguments: dict[str, str] = {}
-    for event in events:
-        if event["type"] == "TOOL_CALL_START":
-            names[event["toolCallId"]] = event["toolCallName"]
-            arguments[event["toolCallId"]] = ""
-        elif event["type"] == "TOOL_CALL_ARGS":
-            arguments[event["toolCallId"]] += event["delta"]
-    return [(names[call], json.loads(arguments[call])) for call in names]
+    """Each tool call of a stream, as the client holds it: its name and its arguments, parsed."""
+    return [
+        (call["function"]["name"], json.loads(call["function"]["arguments"]))
+        for message in final_messages(events)
+        for call in message.get("toolCalls", [])
+    ]
 
 
 def tool_results(events: list[dict[str, Any]]) -> list[Any]:
-    return [json.loads(e["content"]) for e in events if e["type"] == "TOOL_CALL_RESULT"]
+    """The content of each tool message of a stream, parsed."""
+    return [json.loads(m["content"]) for m in final_messages(events) if m["role"] == "tool"]
 
 
 def lisbon() -> dict[str, Any]:
