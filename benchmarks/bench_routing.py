@@ -269,6 +269,32 @@ def main() -> None:
             report(options.tests, chunks, options.rounds, walls, cpus)
 
 
+def table(
+    title: str,
+    tests: int,
+    rounds: int,
+    walls: dict[str, list[float]],
+    cpus: dict[str, list[float]],
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Print each arm's median wall time (whole and per test) and CPU time, with their ratios
+    to the vcrpy arm; returns the medians."""
+    wall = {arm: statistics.median(t) for arm, t in walls.items()}
+    cpu = {arm: statistics.median(t) for arm, t in cpus.items()}
+    print(
+        f"\n{title}; whole pytest process, median of {rounds} interleaved rounds;"
+        " cpu: user + system of the process"
+    )
+    width = max(map(len, wall)) + 1
+    print(f"  {'arm':{width}} {'wall':>8} {'a test':>9} {'x vcrpy':>8} {'cpu':>8} {'x vcrpy':>8}")
+    for arm in wall:
+        per_test = wall[arm] / tests * 1000
+        print(
+            f"  {arm:{width}} {wall[arm]:7.2f}s {per_test:7.1f}ms {wall[arm] / wall['vcrpy']:7.3f}x"
+            f" {cpu[arm]:7.2f}s {cpu[arm] / cpu['vcrpy']:7.3f}x"
+        )
+    return wall, cpu
+
+
 def report(
     tests: int,
     chunks: int,
@@ -276,19 +302,7 @@ def report(
     walls: dict[str, list[float]],
     cpus: dict[str, list[float]],
 ) -> None:
-    wall = {arm: statistics.median(t) for arm, t in walls.items()}
-    cpu = {arm: statistics.median(t) for arm, t in cpus.items()}
-    print(
-        f"\n{tests} replayed tests, {chunks} chunks each; whole pytest process, "
-        f"median of {rounds} interleaved rounds; cpu: user + system of the process"
-    )
-    print(f"  {'arm':32} {'wall':>8} {'a test':>9} {'x vcrpy':>8} {'cpu':>8} {'x vcrpy':>8}")
-    for arm in wall:
-        per_test = wall[arm] / tests * 1000
-        print(
-            f"  {arm:32} {wall[arm]:7.2f}s {per_test:7.1f}ms {wall[arm] / wall['vcrpy']:7.3f}x"
-            f" {cpu[arm]:7.2f}s {cpu[arm] / cpu['vcrpy']:7.3f}x"
-        )
+    wall, cpu = table(f"{tests} replayed tests, {chunks} chunks each", tests, rounds, walls, cpus)
 
     def ratio(a: str, b: str) -> str:
         return f"{wall[a] / wall[b]:.3f}x (cpu {cpu[a] / cpu[b]:.3f}x)"

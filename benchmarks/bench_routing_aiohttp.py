@@ -31,14 +31,13 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import sys
 import tempfile
 import textwrap
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_routing import UPSTREAM, bench_env, measure, record_vcr, run  # shared with it
+from bench_routing import UPSTREAM, bench_env, measure, record_vcr, run, table  # shared
 
 CONFTEST = UPSTREAM + textwrap.dedent(
     """
@@ -180,18 +179,8 @@ def main() -> None:
             folder = Path(tmp)
             env, files = project(folder, options.tests, chunks)
             walls, cpus = measure(folder, env, files, options.rounds)
-            wall = {arm: statistics.median(t) for arm, t in walls.items()}
-            cpu = {arm: statistics.median(t) for arm, t in cpus.items()}
-            print(
-                f"\n{options.tests} replayed tests, {chunks} chunks each (google-genai async);"
-                f" whole pytest process, median of {options.rounds} interleaved rounds"
-            )
-            print(f"  {'arm':34} {'wall':>8} {'x vcrpy':>8} {'cpu':>8} {'x vcrpy':>8}")
-            for arm in wall:
-                print(
-                    f"  {arm:34} {wall[arm]:7.2f}s {wall[arm] / wall['vcrpy']:7.3f}x"
-                    f" {cpu[arm]:7.2f}s {cpu[arm] / cpu['vcrpy']:7.3f}x"
-                )
+            title = f"{options.tests} replayed tests, {chunks} chunks each (google-genai async)"
+            wall, cpu = table(title, options.tests, options.rounds, walls, cpus)
             loop, inproc = "aiohttp, zero-config (loopback)", "httpx2, zero-config (in process)"
             print(
                 f"  loopback / in process: {wall[loop] / wall[inproc]:.3f}x"
