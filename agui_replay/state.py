@@ -41,6 +41,11 @@ from .patch._json import (
     _value_error,
     json_equal,
 )
+from .patch._sketch import Sketch
+from .patch._sketch import overflows as _sketch_overflows
+from .patch._sketch import sketch as _sketch_of
+from .patch._sketch import updated as _sketch_updated
+from .patch._window import locate as _locate
 
 __all__ = [
     "Delta",
@@ -189,13 +194,19 @@ class StateManager:
     # snapshot, or the same state again). ``_hint`` is then the object that was published:
     # while its JSON is still those bytes, the next diff can be walked against it (read only)
     # to find out early that a snapshot is due. Only a delta needs the baseline decoded.
-    __slots__ = ("_baseline", "_bytes", "_hint", "_loadable")
+    # ``_sketch`` (patch._sketch) holds hashes of some of the lazy baseline's string values,
+    # from which the next snapshot can be shown due without that object (and without
+    # re-encoding it).
+    # ``_local`` counts the deltas diffed that way since the snapshot (see _LOCAL_AGAIN).
+    __slots__ = ("_baseline", "_bytes", "_hint", "_loadable", "_local", "_sketch")
 
     def __init__(self) -> None:
         self._baseline: Any = _MISSING
         self._bytes = b""  # compact JSON of the baseline, in its own key order
         self._hint: Any = _MISSING
         self._loadable = True  # orjson reads _bytes back (no integers beyond 64 bits)
+        self._sketch: Sketch | None = None
+        self._local = 0
 
     @property
     def published(self) -> JSONValue | None:
@@ -210,6 +221,7 @@ class StateManager:
         """Forget the last publish: the next :meth:`publish` is a :class:`Snapshot` again."""
         self._baseline = self._hint = _MISSING
         self._bytes = b""
+        self._sketch, self._local = None, 0
 
     def publish(self, value: Any) -> StatePublish:
         """Record ``value`` as the client's new state and say what to send for it.
@@ -244,8 +256,14 @@ class StateManager:
                     if _plain_json(state, encoded):
                         self._hint = state
                         return Unchanged()
-                elif self._snapshot_due(state, encoded):
-                    return self._snapshot(state, encoded, loadable)
+                else:
+                    due, sketch, plain = self._snapshot_due(state, encoded)
+                    if due:
+                        return self._snapshot(state, encoded, loadable, sketch, plain)
+                    if not self._local or len(encoded) >= _LOCAL_AGAIN:
+                        local = self._diff_locally(state, encoded, loadable)
+                        if local is not None:
+                            return local
                 baseline = self._decoded()
             # Equal bytes mean equal JSON unless NaN hides behind a null; the baseline never
             # holds NaN, so Python == (which is False for NaN) settles it.
@@ -269,34 +287,92 @@ class StateManager:
             return Delta(ops)
         return Snapshot._encoded(patched_bytes, loadable=loadable)
 
-    def _snapshot_due(self, state: Any, encoded: bytes) -> bool:
+    def _snapshot_due(self, state: Any, encoded: bytes) -> tuple[bool, Sketch | None, bool]:
         """Whether the diff from the lazy baseline to ``state`` is sure to end in a snapshot,
-        found without decoding the baseline: by walking from the object published last, when
-        it is another object than ``state`` and its JSON has not changed since."""
+        found without decoding the baseline; and, when it is, a sketch of ``state`` for the
+        next time, and whether ``state`` is known to hold only exact JSON types. First from
+        the baseline's sketch; else by walking from the object published last, when it is
+        another object than ``state`` and its JSON has not changed since."""
         hint = self._hint
         if hint is _MISSING or hint is state:
-            return False
+            return False, None, False
+        if self._sketch is not None:
+            due, sketch = _sketch_overflows(self._sketch, state, len(encoded) - 1)
+            # Its bound holds for values of the exact JSON types (the snapshot checks them
+            # anyway, and then keeps the answer).
+            if due and _plain_json(state, encoded):
+                return True, sketch, True
         try:
             if not _overflows(hint, state, encoded):
-                return False
+                return False, None, False
         except Exception:  # the caller may have put anything in it since
-            return False
+            return False, None, False
         # Only now (a delta needs the decoded baseline anyway): is the hint still the baseline?
         try:
-            return _dumps_known(hint) == self._bytes
+            if _dumps_known(hint) != self._bytes:
+                return False, None, False
         except _Invalid:  # the caller put something in it since that is not JSON
-            return False
+            return False, None, False
+        return True, _sketch_of(state), False
+
+    def _diff_locally(self, state: Any, encoded: bytes, loadable: bool) -> StatePublish | None:
+        """The publish from a lazy baseline, diffed from the part of it that changed
+        (patch._window), which alone is decoded; the baseline stays lazy. ``None`` when that
+        part is over half of the document (decoding it all costs no more) or the state must
+        take the slow path (not plain JSON, integers beyond 64 bits)."""
+        old_bytes = self._bytes
+        if not (loadable and self._loadable):
+            return None
+        found = _locate(old_bytes, encoded, state)
+        if found is None:
+            return None
+        pointer, value, start, stop = found
+        end = stop + len(old_bytes) - len(encoded)
+        if 2 * (end - start) > len(old_bytes) or not _plain_json(state, encoded):
+            return None
+        try:
+            old = orjson.loads(old_bytes[start:end])
+        except orjson.JSONDecodeError:
+            return None
+        result = _publish_diff(old, value, encoded[start:stop], room=len(encoded) - 1)
+        if result is None:
+            self._bytes, self._hint, self._sketch, self._local = encoded, state, None, 0
+            return Snapshot._encoded(encoded, loadable=True)
+        ops, _, patched = result
+        for op in ops:
+            op["path"] = pointer + op["path"]
+        size = len(encoded)
+        if patched != encoded[start:stop]:  # the same JSON, the baseline's keys in its order
+            encoded = old_bytes[:start] + patched + old_bytes[end:]
+        self._bytes, self._hint = encoded, state
+        self._sketch = _sketch_updated(self._sketch, ops)
+        self._local += 1
+        if not ops:
+            return Unchanged()
+        ops_bytes = _dumps_known(ops)
+        if len(ops_bytes) < size and not (b"proto" in ops_bytes and _refused_by_js_clients(ops)):
+            return Delta(ops)
+        return Snapshot._encoded(encoded, loadable=True)
 
     def _decoded(self) -> Any:
         """The lazy baseline, decoded: a private copy from here on."""
         baseline = _decode(self._bytes, self._loadable)
-        self._baseline, self._hint = baseline, _MISSING
+        self._baseline, self._hint, self._sketch = baseline, _MISSING, None
         return baseline
 
-    def _snapshot(self, state: Any, encoded: bytes, loadable: bool) -> Snapshot:
-        """A snapshot of ``state``; ``encoded`` becomes the (lazy) baseline."""
-        if _plain_json(state, encoded):
-            self._baseline, self._hint = _LAZY, state
+    def _snapshot(
+        self,
+        state: Any,
+        encoded: bytes,
+        loadable: bool,
+        sketch: Sketch | None = None,
+        plain: bool = False,
+    ) -> Snapshot:
+        """A snapshot of ``state``; ``encoded`` becomes the (lazy) baseline, and ``sketch``
+        (of ``state``) its sketch. ``plain``: :func:`_plain_json` is known to hold."""
+        self._sketch, self._local = None, 0
+        if plain or _plain_json(state, encoded):
+            self._baseline, self._hint, self._sketch = _LAZY, state, sketch
         else:
             # Python == catches what orjson wrote but is not JSON (NaN as null, UUIDs, enums);
             # the walker then names the place, or makes the plain copy (subclasses).
@@ -306,6 +382,13 @@ class StateManager:
             self._baseline, self._hint = baseline, _MISSING
         self._bytes, self._loadable = encoded, loadable
         return Snapshot._encoded(encoded, loadable=loadable)
+
+
+_LOCAL_AGAIN = 1 << 18
+"""From this many bytes of state on, every delta after a snapshot is diffed from the changed
+part alone; below, only the first one is, and the next decodes the baseline: on a small state
+the fixed costs of finding that part (and of checking types, which the decoded walk does as
+it goes) outweigh decoding it once for all the deltas that follow."""
 
 
 def _decode(encoded: bytes, loadable: bool) -> Any:

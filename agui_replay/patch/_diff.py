@@ -568,15 +568,18 @@ def _diff_checked(
     return ops, patched, patched_bytes
 
 
-def _publish_diff(a: Any, b: Any, b_bytes: bytes) -> tuple[list[Operation], Any, bytes] | None:
+def _publish_diff(
+    a: Any, b: Any, b_bytes: bytes, room: int | None = None
+) -> tuple[list[Operation], Any, bytes] | None:
     """:func:`_diff_checked` for the StateManager, whose baseline ``a`` is a private plain copy.
 
     ``None`` when the patch cannot be shorter than ``b_bytes`` (the walk stops there; ``a`` is
-    untouched). Otherwise the patch, the new baseline and its compact JSON: the patch is
+    untouched; ``room`` replaces that budget when ``b`` is part of a larger document).
+    Otherwise the patch, the new baseline and its compact JSON: the patch is
     applied to ``a`` in place through the container references the walk kept (no paths parsed,
     nothing copied but the new containers), and undone if the byte check fails.
     """
-    walk = _Walk(operator.eq, room=len(b_bytes) - 1, writes=True)
+    walk = _Walk(operator.eq, room=len(b_bytes) - 1 if room is None else room, writes=True)
     try:
         walk.value(a, b, "", None, None)
     except _TooBig:

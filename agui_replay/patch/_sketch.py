@@ -1,0 +1,184 @@
+"""Column sketches: how the StateManager shows, without the previous object, that a publish
+after a snapshot is another snapshot.
+
+After a snapshot the StateManager keeps the state only as its compact JSON. To find out that
+the next (different) document needs a snapshot too, it used to walk the diff from the object
+published last, after checking that its JSON had not changed since (one more encoding). A
+sketch makes both unnecessary for the common shape of a large state, a long list of objects:
+it holds, for a few string members of those objects, the hashes of the baseline's values
+(taken when they were published, so the caller cannot change them behind our back), and
+:func:`overflows` compares the new document's values with them a column at a time, inside C
+iterators.
+
+The bound is the walk's own (:meth:`_Walk.replace`): with both lists of the same length, the
+diff pairs item ``i`` with item ``i``, and a string member whose value differs between them
+gives exactly one ``replace`` of at least ``36 + len(path) + len(value) + 2`` bytes. Other
+operations only add to the patch, so when these alone reach the budget the walk would have
+stopped there too: the outcome is the one the full diff gives.
+
+Private to :mod:`agui_replay.patch`.
+"""
+
+from __future__ import annotations
+
+import operator
+from itertools import compress
+from typing import Any
+
+from ._json import _escape
+
+_MIN_ITEMS = 32  # shorter lists: the walk from the object is cheap enough
+_MAX_ROOT = 64  # a root object with more members is not searched for a list
+_COLUMNS = 2  # string members sketched per list
+_REPLACE = 36 + 2  # a replace's fixed bytes and its string value's quotes (see _Walk.replace)
+
+
+class Sketch:
+    """Hashes of the baseline's values of a few string members of the objects of its longest
+    list (hashes, not the strings: a reference to each would make ``marshal``, the type check
+    of every publish, track them all as shared objects, several times slower).
+
+    ``key`` is the root member holding the list (``None``: the root is the list), ``length``
+    the list's length, ``columns`` pairs of member name and the hashes, item by item (``-1``,
+    which ``hash`` never returns, for a value that has none).
+    """
+
+    __slots__ = ("columns", "key", "length")
+
+    def __init__(self, key: str | None, length: int, columns: list[tuple[str, list[int]]]):
+        self.key = key
+        self.length = length
+        self.columns = columns
+
+    def __repr__(self) -> str:
+        names = [name for name, _ in self.columns]
+        return f"Sketch(key={self.key!r}, length={self.length}, columns={names!r})"
+
+
+def _hash(value: Any) -> int:
+    try:
+        return hash(value)
+    except TypeError:  # a list or an object: never the same JSON as a string
+        return -1
+
+
+def _hashes(values: list[Any]) -> list[int]:
+    try:
+        return list(map(hash, values))
+    except TypeError:
+        return list(map(_hash, values))
+
+
+def _items_of(state: Any, key: str | None) -> list[Any] | None:
+    if key is None:
+        return state if type(state) is list else None
+    if type(state) is not dict:
+        return None
+    items = state.get(key)
+    return items if type(items) is list else None
+
+
+def _column(items: list[Any], name: str) -> list[Any] | None:
+    try:
+        return list(map(operator.itemgetter(name), items))
+    except (KeyError, TypeError, IndexError):  # not in every object, or not only objects
+        return None
+
+
+def sketch(state: Any) -> Sketch | None:
+    """A sketch of ``state`` (a plain JSON value, as the StateManager's lazy baseline), or
+    ``None`` when it has no long list of objects with string members."""
+    key: str | None = None
+    items: Any = state
+    if type(state) is dict:
+        if len(state) > _MAX_ROOT:
+            return None
+        longest = 0
+        for name, value in state.items():
+            if type(value) is list and len(value) > longest and type(name) is str:
+                key, longest = name, len(value)
+        if key is None:
+            return None
+        items = state[key]
+    elif type(state) is not list:
+        return None
+    if len(items) < _MIN_ITEMS or type(items[0]) is not dict:
+        return None
+    # String members of the first object, the longest (name and value) first: each changed
+    # value weighs its path and its length in the bound.
+    first = items[0]
+    names = sorted(
+        (name for name, value in first.items() if type(value) is str),
+        key=lambda name: -len(name) - len(first[name]),
+    )[:_COLUMNS]
+    columns = []
+    for name in names:
+        values = _column(items, name)
+        if values is not None:
+            columns.append((name, _hashes(values)))
+    if not columns:
+        return None
+    return Sketch(key, len(items), columns)
+
+
+def overflows(previous: Sketch, state: Any, room: int) -> tuple[bool, Sketch | None]:
+    """Whether the diff from the baseline ``previous`` sketches to ``state`` spends ``room``
+    bytes (then a snapshot is due), and then the sketch of ``state`` for the same members.
+
+    The caller must still check that ``state`` holds only the exact JSON types (the
+    StateManager's ``marshal`` check) before it relies on a ``True``: a subclass of ``str``
+    could hash and compare as it likes."""
+    items = _items_of(state, previous.key)
+    if items is None or len(items) != previous.length:
+        return False, None
+    prefix = 0 if previous.key is None else 1 + len(_escape(previous.key))
+    fresh: list[tuple[str, list[int]]] = []
+    bound = 0
+    for name, was in previous.columns:
+        now = _column(items, name)
+        if now is None:
+            return False, None
+        hashes = _hashes(now)
+        fresh.append((name, hashes))
+        if bound >= room:
+            continue  # only the sketch of state is still needed
+        # Each path is prefix + "/" + index (at least one digit) + "/" + name. Only values
+        # that are strings now are counted, where the hash differs from the baseline's: equal
+        # strings hash equal, and a value of another type is never the same JSON as a string
+        # (a tuple is != the list it encodes as, so a container's != says nothing).
+        changed = list(compress(now, map(operator.ne, was, hashes)))
+        try:
+            size = len("".join(changed))  # join refuses anything but strings
+        except TypeError:  # not only strings now: count the strings alone
+            changed = [value for value in changed if type(value) is str]
+            size = len("".join(changed))
+        bound += (_REPLACE + prefix + 3 + len(_escape(name))) * len(changed) + size
+    if bound >= room:
+        return True, Sketch(previous.key, len(items), fresh)
+    return False, None
+
+
+def updated(previous: Sketch | None, ops: list[dict[str, Any]]) -> Sketch | None:
+    """``previous`` after the baseline took the patch ``ops`` (its columns changed in place),
+    or ``None`` when an operation changes what it cannot follow: the list itself, whole
+    objects of it, or which objects hold a sketched member."""
+    if previous is None:
+        return None
+    base = "" if previous.key is None else "/" + _escape(previous.key)
+    columns = {_escape(name): values for name, values in previous.columns}
+    for op in ops:
+        path = op["path"]
+        if base and not path.startswith(base + "/"):
+            if base.startswith(path + "/") or path in (base, ""):
+                return None  # the list, or a container holding it, changed as a whole
+            continue
+        parts = path[len(base) + 1 :].split("/", 2)
+        if len(parts) < 2:
+            return None  # an object of the list added, removed or replaced
+        column = columns.get(parts[1])
+        if column is None or len(parts) == 3:
+            continue  # another member, or inside a sketched one (still not a string)
+        if op["op"] != "replace":
+            return None
+        column[int(parts[0])] = _hash(op["value"])
+    return previous

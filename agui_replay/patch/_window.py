@@ -1,0 +1,172 @@
+"""Where two compact JSON documents differ: the smallest container holding every changed byte.
+
+After a snapshot the StateManager keeps the state only as its compact JSON. The next publish
+of a small change used to decode all of it (several times the cost of encoding) to diff
+against. Both documents are compact JSON written by the same encoder, so every byte before the
+first difference and after the last one is shared; :func:`locate` finds those bytes, then
+walks down the new document to the deepest container whose encoding holds all the others,
+encoding only what lies before the change to count offsets. The old value there is the old
+document's bytes at the same offsets; decoding just those is enough to diff.
+
+Why those bytes are the old value: the old document equals the new one up to the start of
+that container and from its end on. A JSON parser reading the old document is therefore at
+the same place of the same structure when it reaches that start, and if the bytes up to the
+shared tail are one complete JSON value (orjson says so when it decodes them, trailing bytes
+refused), it reads exactly them there and then goes on as in the new document. :func:`locate`
+only proposes; the caller decodes, and falls back to the whole document when that fails.
+
+Private to :mod:`agui_replay.patch`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ._json import _OPTS, _escape
+
+_CHUNK = 64  # items of a list encoded together while counting offsets
+_GALLOP = 256  # bytes compared at first when looking for the first difference
+# ... doubling up to this many: slices are copies, and small ones reuse freed memory (a large
+# one is fresh pages, each faulted in, which costs more than the comparison)
+_BLOCK = 1 << 16
+_SMALL = 16  # containers up to this length count as small (see _member_holding)
+
+
+def common_prefix(a: bytes, b: bytes) -> int:
+    """The length of the longest common prefix of ``a`` and ``b``: blocks compared in C,
+    growing, then the one that differs halved (about three copies of the prefix in all)."""
+    limit = min(len(a), len(b))
+    low, step = 0, _GALLOP
+    while True:
+        if low >= limit:
+            return limit
+        high = min(low + step, limit)
+        if a[low:high] != b[low:high]:
+            break
+        low, step = high, min(step * 2, _BLOCK)
+    while high - low > 1:  # a[:low] == b[:low], and a[low:high] != b[low:high]
+        middle = (low + high) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def common_suffix(a: bytes, b: bytes, limit: int) -> int:
+    """The length of the longest common suffix of ``a`` and ``b``, at most ``limit``."""
+    n, m = len(a), len(b)
+    low, step = 0, _GALLOP
+    while True:
+        if low >= limit:
+            return limit
+        high = min(low + step, limit)
+        if a[n - high : n - low] != b[m - high : m - low]:
+            break
+        low, step = high, min(step * 2, _BLOCK)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if a[n - middle : n - low] == b[m - middle : m - low]:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def _length(value: Any) -> int:
+    return len(orjson.dumps(value, option=_OPTS))
+
+
+def _big(value: Any) -> bool:
+    kind = type(value)
+    return (kind is dict or kind is list or kind is tuple) and len(value) > _SMALL
+
+
+def _member_holding(node: dict[str, Any], start: int, stop: int, low: int, high: int) -> Any:
+    """``(key, value, begin, end)`` of the member of ``node`` (encoded at ``start:stop``)
+    whose value's encoding holds ``low:high``, or ``None``.
+
+    Members before it are encoded to count offsets; the end of a large one is counted back
+    from the end of ``node`` when only small members follow it (the usual large state: a long
+    list beside a few settings), so that it is never encoded itself."""
+    members = list(node.items())
+    last = len(members) - 1
+    last_big = next((i for i in range(last, -1, -1) if _big(members[i][1])), -1)
+    position = start + 1
+    for index, (key, value) in enumerate(members):
+        begin = position + len(orjson.dumps(key)) + 1
+        if begin > low:  # the change starts in this key or before it
+            return None
+        if index == last:
+            end = stop - 1
+        elif index == last_big:
+            after = members[index + 1 :]
+            end = stop - 1 - sum(len(orjson.dumps(k)) + 2 + _length(v) for k, v in after)
+        else:
+            end = begin + _length(value)
+        if low <= end:
+            return (key, value, begin, end) if high <= end else None
+        position = end + 1
+    return None
+
+
+def _item_holding(node: Any, start: int, stop: int, low: int, high: int) -> Any:
+    """:func:`_member_holding` for a list (or tuple): ``(index, item, begin, end)``.
+
+    Offsets are counted a block of items at a time; the block where the change starts is
+    halved until one item is left, so about two blocks are encoded beyond what lies before."""
+    count = len(node)
+    # blocks of about a sixteenth of a short list, so that little is encoded twice
+    position, index, size = start + 1, 0, max(1, min(_CHUNK, count // 16))
+    while index < count:
+        while size > 1 and index + size >= count:  # the last item's end is known: stop - 1
+            size //= 2
+        if size > 1:
+            length = len(orjson.dumps(node[index : index + size], option=_OPTS)) - 2
+            if position + length < low:  # the change starts after this block and its comma
+                position += length + 1
+                index += size
+            else:
+                size //= 2
+            continue
+        if position > low:  # the change starts at the comma before this item
+            return None
+        end = stop - 1 if index == count - 1 else position + _length(node[index])
+        if low <= end:
+            return (index, node[index], position, end) if high <= end else None
+        position = end + 1
+        index += 1
+    return None
+
+
+def locate(old: bytes, new: bytes, state: Any) -> tuple[str, Any, int, int] | None:
+    """``(pointer, value, start, stop)``: the deepest container of ``state`` (whose compact
+    JSON is ``new``) whose encoding, ``new[start:stop]``, holds every byte where ``new`` and
+    ``old`` differ, and its JSON pointer; ``old`` holds the same place at
+    ``old[start : stop + len(old) - len(new)]``. ``None`` when the documents are equal or the
+    change reaches the root's own bytes."""
+    low = common_prefix(old, new)
+    if low == len(old) == len(new):
+        return None
+    high = len(new) - common_suffix(old, new, min(len(old), len(new)) - low)
+    shift = len(old) - len(new)
+    node: Any = state
+    start, stop = 0, len(new)
+    pointer = ""
+    while True:
+        kind = type(node)
+        if kind is dict:
+            child = _member_holding(node, start, stop, low, high)
+        elif kind is list or kind is tuple:
+            child = _item_holding(node, start, stop, low, high)
+        else:
+            child = None
+        if child is None or type(child[1]) not in (dict, list, tuple):
+            break
+        token, node, start, stop = child
+        pointer += "/" + (_escape(token) if type(token) is str else str(token))
+    if not pointer or stop + shift < start:
+        return None
+    return pointer, node, start, stop

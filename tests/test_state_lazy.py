@@ -1,0 +1,318 @@
+"""The StateManager after a snapshot, when it keeps the state only as JSON bytes: a different
+document shown to need a snapshot from the baseline's sketch (patch._sketch), and a small
+change diffed from the part of the bytes that changed (patch._window). Both must give what
+the seeds' rule gives with the full type-strict diff, whatever the shortcut."""
+
+from __future__ import annotations
+
+import copy
+import enum
+import uuid
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agui_replay.errors import PatchError
+from agui_replay.patch import apply_patch, compact_json, diff
+from agui_replay.patch._window import common_prefix, common_suffix, locate
+from agui_replay.state import Delta, Snapshot, StateManager, Unchanged
+
+SETTINGS = settings(max_examples=60, deadline=None, database=None)
+
+
+def strict(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def board(items: int, salt: str = "", pad: int = 0, extra: int = 0) -> dict[str, Any]:
+    return {
+        "meta": {"title": "board", "version": 1, "extra": "e" * extra},
+        "items": [
+            {"id": i, "name": f"item {i}{salt}", "note": f"note {i}{salt}", "pad": [7] * pad}
+            for i in range(items)
+        ],
+    }
+
+
+def expected(previous: Any, new: Any) -> type:
+    """What the seeds' rule gives, from the full type-strict diff."""
+    ops = diff(previous, new)
+    if not ops:
+        return Unchanged
+    return Delta if len(compact_json(ops)) < len(compact_json(new)) else Snapshot
+
+
+def check(states: StateManager, client: Any, previous: Any, new: Any) -> Any:
+    """Publish ``new``; assert the rule's outcome and a client that ends with ``new``."""
+    before = orjson.loads(orjson.dumps(new))
+    result = states.publish(new)
+    want = expected(previous, before)
+    assert type(result) is want, (want, result)
+    if isinstance(result, Delta):
+        assert len(compact_json(result.ops)) == len(compact_json(diff(previous, before)))
+        client = apply_patch(client, result.ops)
+    elif isinstance(result, Snapshot):
+        client = result.value
+    assert strict(client) == strict(before)
+    assert strict(states.published) == strict(before)
+    return client
+
+
+# -- the sketch: a snapshot after a snapshot ---------------------------------------------------
+
+
+LONG = "x" * 300  # a member name: its path alone makes each replace under it long
+
+
+def grid(step: int, pad: int, extra: int, long: bool = False) -> dict[str, Any]:
+    """60 objects whose two sketched members are one-digit strings, ``step`` apart, so the
+    sketch's bound (a replace per changed member) is nearly the patch."""
+    names = [LONG, "aa"] if long else ["aa", "bb"]
+    return {
+        "meta": {"extra": "e" * extra},
+        "items": [
+            {"i": i, **{name: str((i + k * step) % 10) for k, name in enumerate(names, 1)}}
+            | {"pad": [7] * pad}
+            for i in range(60)
+        ],
+    }
+
+
+@pytest.mark.parametrize("extra", range(0, 400, 7))
+def test_the_snapshot_after_a_snapshot_follows_the_rule_at_its_boundary(extra: int) -> None:
+    # Every sketched member changes, nothing else: the patch is the same for every ``extra``,
+    # the document grows with it, so across the range the outcome goes from snapshot to delta
+    # a few bytes at a time. A bound in the sketch two bytes too high per operation turns some
+    # of these deltas into snapshots.
+    second, third = grid(1, 31, extra), grid(2, 31, extra)
+    states = StateManager()
+    states.publish(grid(0, 0, 0))
+    assert isinstance(states.publish(second), Snapshot)  # after a snapshot: leaves a sketch
+    check(states, second, second, third)
+
+
+def test_outcomes_on_both_sides_of_the_boundary_are_met() -> None:
+    # The tests around here are only worth something if their range crosses the boundary.
+    outcomes = {expected(grid(1, 31, extra), grid(2, 31, extra)) for extra in range(0, 400, 7)}
+    assert outcomes == {Delta, Snapshot}
+    outcomes.clear()
+    for extra in range(0, 400, 7):  # the documents of test_a_sketch_follows_the_deltas_made_from_it
+        second, third = grid(1, 29, extra, long=True), grid(2, 29, extra, long=True)
+        second["items"][5][LONG] = third["items"][5][LONG]
+        outcomes.add(expected(second, third))
+    assert outcomes == {Delta, Snapshot}
+
+
+@pytest.mark.parametrize("extra", range(0, 400, 7))
+def test_a_sketch_follows_the_deltas_made_from_it(extra: int) -> None:
+    # A delta diffed from the changed part alone keeps the baseline as bytes and updates the
+    # sketch: a column still holding the old value would count it as changed once more, a
+    # long replace (its member's name is long) that is not in the patch.
+    second, third = grid(1, 29, extra, long=True), grid(2, 29, extra, long=True)
+    states = StateManager()
+    states.publish(grid(0, 0, 0, long=True))
+    assert isinstance(states.publish(second), Snapshot)
+    second["items"][5][LONG] = third["items"][5][LONG]
+    pointer = "/items/5/" + LONG
+    assert states.publish(second) == Delta(
+        [{"op": "replace", "path": pointer, "value": third["items"][5][LONG]}]
+    )
+    check(states, second, orjson.loads(orjson.dumps(second)), third)
+
+
+def test_a_sketch_never_trusts_the_object_published_before() -> None:
+    first = board(50)
+    states = StateManager()
+    states.publish(first)
+    states.publish(board(50, salt="a"))  # a snapshot: from here on a sketch exists
+    published = states.published
+    for item in published["items"]:  # a copy: changing it changes nothing
+        item["name"] = "changed"
+    close = board(50, salt="a")
+    close["items"][7]["name"] = "seven"
+    assert states.publish(close) == Delta(
+        [{"op": "replace", "path": "/items/7/name", "value": "seven"}]
+    )
+
+
+@SETTINGS
+@given(
+    data=st.data(),
+    size=st.integers(32, 90),
+    root_list=st.booleans(),
+)
+def test_publishes_after_snapshots_follow_the_rule(
+    data: st.DataObject, size: int, root_list: bool
+) -> None:
+    # Fresh documents and in-place edits, interleaved: every outcome is the rule's, and the
+    # client rebuilt from what was sent is the document.
+    values = st.sampled_from([0, 1, 1.0, True, None, "", "a", "item 3", "é", ["x"], {"k": 1}])
+    texts = st.text(max_size=14) | values
+
+    def fresh() -> Any:
+        items = [
+            {"id": i, "name": data.draw(texts), "note": data.draw(texts), "n": i % 4}
+            for i in range(size)
+        ]
+        return items if root_list else {"meta": {"v": data.draw(values)}, "items": items}
+
+    states = StateManager()
+    doc = fresh()
+    client = states.publish(doc).value
+    previous = orjson.loads(orjson.dumps(doc))
+    for _ in range(data.draw(st.integers(1, 6))):
+        how = data.draw(st.sampled_from(["fresh", "copy", "in place", "in place", "shuffle"]))
+        if how == "fresh":
+            doc = fresh()
+        else:
+            if how == "copy":
+                doc = copy.deepcopy(doc)
+            items = doc if root_list else doc["items"]
+            share = data.draw(st.sampled_from([1, 2, 10, size]))
+            for index in range(0, len(items), share):
+                member = data.draw(st.sampled_from(["name", "note", "n", "id"]))
+                items[index][member] = data.draw(texts)
+            if how == "shuffle":  # the same members, another key order
+                items[0] = dict(reversed(list(items[0].items())))
+            if data.draw(st.booleans()) and len(items) > 1:
+                items.pop(data.draw(st.integers(0, len(items) - 1)))
+        client = check(states, client, previous, doc)
+        previous = orjson.loads(orjson.dumps(doc))
+
+
+# -- the window: a small change after a snapshot -------------------------------------------------
+
+
+def test_one_field_after_a_snapshot_is_diffed_from_its_object_alone() -> None:
+    doc = board(200)
+    states = StateManager()
+    states.publish(doc)
+    doc["items"][120]["note"] = "changed"
+    assert states.publish(doc) == Delta(
+        [{"op": "replace", "path": "/items/120/note", "value": "changed"}]
+    )
+    doc["items"][120]["note"] = True  # a type change, and then one that == hides
+    assert states.publish(doc) == Delta(
+        [{"op": "replace", "path": "/items/120/note", "value": True}]
+    )
+    doc["items"][120]["note"] = 1
+    assert states.publish(doc) == Delta([{"op": "replace", "path": "/items/120/note", "value": 1}])
+    assert states.publish(doc) == Unchanged()
+    assert strict(states.published) == strict(doc)
+
+
+def test_the_keys_of_a_changed_object_in_another_order() -> None:
+    doc = board(100)
+    states = StateManager()
+    states.publish(doc)
+    item = doc["items"][40]
+    doc["items"][40] = {"note": "new", **{k: v for k, v in item.items() if k != "note"}}
+    assert states.publish(doc) == Delta(
+        [{"op": "replace", "path": "/items/40/note", "value": "new"}]
+    )
+    assert states.publish(doc) == Unchanged()
+
+
+class Color(enum.Enum):
+    RED = "red"
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [(Color.RED, "not a JSON value"), (uuid.UUID(int=7), "not a JSON value")],
+)
+def test_a_value_that_is_not_json_is_refused_where_its_bytes_are_unchanged(
+    bad: Any, reason: str
+) -> None:
+    # The enum writes "red", as the string it replaces did; the UUID too. Only the other edit
+    # changes bytes: the refusal must not depend on where the change is.
+    doc = board(100)
+    doc["items"][3]["name"] = "red" if isinstance(bad, Color) else str(bad)
+    states = StateManager()
+    states.publish(doc)
+    doc["items"][3]["name"] = bad
+    doc["items"][90]["note"] = "changed"
+    with pytest.raises(PatchError, match=reason):
+        states.publish(doc)
+    doc["items"][3]["name"] = "red" if isinstance(bad, Color) else str(bad)
+    assert states.publish(doc) == Delta(
+        [{"op": "replace", "path": "/items/90/note", "value": "changed"}]
+    )
+
+
+def test_nan_where_a_null_was_is_refused_beside_another_change() -> None:
+    doc = board(100)
+    doc["items"][3]["name"] = None
+    states = StateManager()
+    states.publish(doc)
+    doc["items"][3]["name"] = float("nan")
+    doc["items"][90]["note"] = "changed"
+    with pytest.raises(PatchError, match="NaN"):
+        states.publish(doc)
+
+
+def test_an_integer_beyond_64_bits_takes_the_slow_path() -> None:
+    doc = board(100)
+    states = StateManager()
+    states.publish(doc)
+    doc["items"][50]["id"] = 2**70
+    assert states.publish(doc) == Delta([{"op": "replace", "path": "/items/50/id", "value": 2**70}])
+    assert states.published["items"][50]["id"] == 2**70
+
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.sampled_from([1.0, 0.5])
+    | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=3), inner, max_size=5)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(old=JSON, new=JSON)
+def test_locate_names_a_place_both_documents_agree_around(old: Any, new: Any) -> None:
+    old_bytes, new_bytes = orjson.dumps(old), orjson.dumps(new)
+    low = common_prefix(old_bytes, new_bytes)
+    assert old_bytes[:low] == new_bytes[:low]
+    assert low == min(len(old_bytes), len(new_bytes)) or old_bytes[low] != new_bytes[low]
+    limit = min(len(old_bytes), len(new_bytes)) - low
+    tail = common_suffix(old_bytes, new_bytes, limit)
+    assert tail <= limit
+    assert old_bytes[len(old_bytes) - tail :] == new_bytes[len(new_bytes) - tail :]
+    found = locate(old_bytes, new_bytes, new)
+    if found is None:
+        return
+    pointer, value, start, stop = found
+    end = stop + len(old_bytes) - len(new_bytes)
+    assert new_bytes[start:stop] == orjson.dumps(value)
+    assert old_bytes[:start] == new_bytes[:start]
+    assert old_bytes[end:] == new_bytes[stop:]
+    try:
+        old_value = orjson.loads(old_bytes[start:end])
+    except orjson.JSONDecodeError:
+        return  # the StateManager then decodes the whole document
+    # Then the old document is the new one with the old value put back at the pointer.
+    rebuilt = apply_patch(new, [{"op": "replace", "path": pointer, "value": old_value}])
+    assert strict(rebuilt) == strict(old)
+
+
+def test_locate_on_the_usual_shapes() -> None:
+    doc = board(300)
+    old = orjson.dumps(doc)
+    doc["items"][211]["name"] = "renamed"
+    found = locate(old, orjson.dumps(doc), doc)
+    assert found is not None
+    assert found[0] == "/items/211"
+    doc = {"items": board(300)["items"], "meta": {"a": 1}}  # the long list first
+    old = orjson.dumps(doc)
+    doc["items"][5]["note"] = "x"
+    assert locate(old, orjson.dumps(doc), doc)[0] == "/items/5"  # type: ignore[index]
+    assert locate(old, old, doc) is None
