@@ -260,7 +260,8 @@ class StateManager:
                     due, sketch, plain = self._snapshot_due(state, encoded)
                     if due:
                         return self._snapshot(state, encoded, loadable, sketch, plain)
-                    if not self._local or len(encoded) >= _LOCAL_AGAIN:
+                    size = len(encoded)
+                    if size >= _LOCAL_AGAIN or (size >= _LOCAL_FIRST and not self._local):
                         local = self._diff_locally(state, encoded, loadable)
                         if local is not None:
                             return local
@@ -384,11 +385,13 @@ class StateManager:
         return Snapshot._encoded(encoded, loadable=loadable)
 
 
+_LOCAL_FIRST = 1 << 15
 _LOCAL_AGAIN = 1 << 18
-"""From this many bytes of state on, every delta after a snapshot is diffed from the changed
-part alone; below, only the first one is, and the next decodes the baseline: on a small state
-the fixed costs of finding that part (and of checking types, which the decoded walk does as
-it goes) outweigh decoding it once for all the deltas that follow."""
+"""From ``_LOCAL_AGAIN`` bytes of state on, every delta after a snapshot is diffed from the
+changed part alone; from ``_LOCAL_FIRST`` on, only the first one is, and the next decodes the
+baseline; below, every delta decodes it. On a small state the fixed costs of finding that
+part (and of checking types, which the decoded walk does as it goes) outweigh decoding it
+once for all the deltas that follow; on a tiny one, even for the first."""
 
 
 def _decode(encoded: bytes, loadable: bool) -> Any:

@@ -27,6 +27,10 @@ def strict(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
+BIG = 40_000  # bytes of a member beside the list: from 32 KB on, deltas after a snapshot are
+# diffed from the changed part alone (smaller states decode the baseline)
+
+
 def board(items: int, salt: str = "", pad: int = 0, extra: int = 0) -> dict[str, Any]:
     return {
         "meta": {"title": "board", "version": 1, "extra": "e" * extra},
@@ -64,7 +68,7 @@ def check(states: StateManager, client: Any, previous: Any, new: Any) -> Any:
 # -- the sketch: a snapshot after a snapshot ---------------------------------------------------
 
 
-LONG = "x" * 300  # a member name: its path alone makes each replace under it long
+LONG = "x" * 600  # a member name: its path alone makes each replace under it long
 
 
 def grid(step: int, pad: int, extra: int, long: bool = False) -> dict[str, Any]:
@@ -100,7 +104,7 @@ def test_outcomes_on_both_sides_of_the_boundary_are_met() -> None:
     assert outcomes == {Delta, Snapshot}
     outcomes.clear()
     for extra in range(0, 400, 7):  # the documents of test_a_sketch_follows_the_deltas_made_from_it
-        second, third = grid(1, 29, extra, long=True), grid(2, 29, extra, long=True)
+        second, third = grid(1, 26, extra, long=True), grid(2, 26, extra, long=True)
         second["items"][5][LONG] = third["items"][5][LONG]
         outcomes.add(expected(second, third))
     assert outcomes == {Delta, Snapshot}
@@ -111,7 +115,7 @@ def test_a_sketch_follows_the_deltas_made_from_it(extra: int) -> None:
     # A delta diffed from the changed part alone keeps the baseline as bytes and updates the
     # sketch: a column still holding the old value would count it as changed once more, a
     # long replace (its member's name is long) that is not in the patch.
-    second, third = grid(1, 29, extra, long=True), grid(2, 29, extra, long=True)
+    second, third = grid(1, 26, extra, long=True), grid(2, 26, extra, long=True)
     states = StateManager()
     states.publish(grid(0, 0, 0, long=True))
     assert isinstance(states.publish(second), Snapshot)
@@ -157,7 +161,8 @@ def test_publishes_after_snapshots_follow_the_rule(
             {"id": i, "name": data.draw(texts), "note": data.draw(texts), "n": i % 4}
             for i in range(size)
         ]
-        return items if root_list else {"meta": {"v": data.draw(values)}, "items": items}
+        meta = {"v": data.draw(values), "blob": "b" * BIG}
+        return items if root_list else {"meta": meta, "items": items}
 
     states = StateManager()
     doc = fresh()
@@ -187,7 +192,7 @@ def test_publishes_after_snapshots_follow_the_rule(
 
 
 def test_one_field_after_a_snapshot_is_diffed_from_its_object_alone() -> None:
-    doc = board(200)
+    doc = board(200, extra=BIG)
     states = StateManager()
     states.publish(doc)
     doc["items"][120]["note"] = "changed"
@@ -205,7 +210,7 @@ def test_one_field_after_a_snapshot_is_diffed_from_its_object_alone() -> None:
 
 
 def test_the_keys_of_a_changed_object_in_another_order() -> None:
-    doc = board(100)
+    doc = board(100, extra=BIG)
     states = StateManager()
     states.publish(doc)
     item = doc["items"][40]
@@ -229,7 +234,7 @@ def test_a_value_that_is_not_json_is_refused_where_its_bytes_are_unchanged(
 ) -> None:
     # The enum writes "red", as the string it replaces did; the UUID too. Only the other edit
     # changes bytes: the refusal must not depend on where the change is.
-    doc = board(100)
+    doc = board(100, extra=BIG)
     doc["items"][3]["name"] = "red" if isinstance(bad, Color) else str(bad)
     states = StateManager()
     states.publish(doc)
@@ -244,7 +249,7 @@ def test_a_value_that_is_not_json_is_refused_where_its_bytes_are_unchanged(
 
 
 def test_nan_where_a_null_was_is_refused_beside_another_change() -> None:
-    doc = board(100)
+    doc = board(100, extra=BIG)
     doc["items"][3]["name"] = None
     states = StateManager()
     states.publish(doc)
@@ -255,7 +260,7 @@ def test_nan_where_a_null_was_is_refused_beside_another_change() -> None:
 
 
 def test_an_integer_beyond_64_bits_takes_the_slow_path() -> None:
-    doc = board(100)
+    doc = board(100, extra=BIG)
     states = StateManager()
     states.publish(doc)
     doc["items"][50]["id"] = 2**70
