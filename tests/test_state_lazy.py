@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import enum
+import json
 import uuid
 from typing import Any
 
@@ -321,3 +322,92 @@ def test_locate_on_the_usual_shapes() -> None:
     doc["items"][5]["note"] = "x"
     assert locate(old, orjson.dumps(doc), doc)[0] == "/items/5"  # type: ignore[index]
     assert locate(old, old, doc) is None
+
+
+class Label(str):
+    pass
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+HOSTILE = st.sampled_from(
+    [
+        Label("x"),
+        Level.HIGH,
+        (1, 2),
+        ("a",),
+        float("nan"),
+        float("inf"),
+        2**70,
+        Color.RED,
+        uuid.UUID(int=1),
+        {1: "a"},
+        object(),
+        "x",
+        3,
+        None,
+    ]
+)
+
+
+@settings(max_examples=80, deadline=None, database=None)
+@given(data=st.data())
+def test_hostile_values_after_a_snapshot_raise_a_patch_error_or_follow_the_rule(
+    data: st.DataObject,
+) -> None:
+    # Values that are not plain JSON (subclasses, tuples, NaN, big integers, enums, UUIDs,
+    # non-string keys, objects), put into a large state between publishes: every publish
+    # either raises PatchError and keeps the baseline, or gives the rule's outcome.
+    doc = board(60, extra=BIG)
+    states = StateManager()
+    states.publish(doc)
+    previous = json.loads(json.dumps(doc))
+    for _ in range(data.draw(st.integers(1, 5))):
+        if data.draw(st.booleans()):
+            doc = copy.deepcopy(previous)
+        index = data.draw(st.integers(0, 59))
+        member = data.draw(st.sampled_from(["name", "note", "id"]))
+        doc["items"][index][member] = data.draw(HOSTILE)
+        if data.draw(st.booleans()):
+            doc["items"][data.draw(st.integers(0, 59))]["note"] = data.draw(st.text(max_size=5))
+        try:
+            plain = json.loads(json.dumps(_plain(doc), allow_nan=False))
+        except (TypeError, ValueError):
+            with pytest.raises(PatchError):
+                states.publish(doc)
+            assert exact(states.published) == exact(previous)
+            doc = copy.deepcopy(previous)
+            continue
+        result = states.publish(doc)
+        assert type(result) is expected(previous, plain), result
+        assert exact(states.published) == exact(plain)
+        previous = plain
+
+
+def exact(value: Any) -> str:
+    """:func:`strict` for integers beyond 64 bits too (1, 1.0 and true still differ)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as the JSON the StateManager accepts (subclasses as their base type, tuples
+    as lists); anything else raises TypeError."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, enum.Enum) and not isinstance(value, (int, str)):
+        raise TypeError("an enum")
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, dict):
+        if not all(isinstance(key, str) for key in value):
+            raise TypeError("a key")
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    raise TypeError(type(value).__name__)
