@@ -2,7 +2,10 @@
 on long STATE_DELTA streams; every figure is a ratio to orjson.dumps measured in the same run.
 
 Run: ``python benchmarks/bench_state.py`` (``--rounds N`` for more samples, ``--quick`` for a
-smoke run on small sizes, ``--no-stream`` / ``--no-table`` to skip a part).
+smoke run on small sizes, ``--no-stream`` / ``--no-table`` to skip a part). Each cell of the
+table runs in this interpreter, each after the ones before; ``--isolated`` runs each in a
+fresh interpreter instead, once untimed and then timed, so that no cell inherits the heap of
+the ones before or pays the process's warm-up (slower: about 4.5 minutes).
 
 The table: states of 10 KB to 10 MB (``make_state``: small objects in a list). Each round
 changes the state the way the row says, then times ``orjson.dumps`` of the new state and the
@@ -36,8 +39,11 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import math
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -186,7 +192,27 @@ def _size_label(size: int) -> str:
     return f"{size / 1e6:.2f} MB" if size >= 1e6 else f"{size / 1e3:.0f} KB"
 
 
-def table(sizes: list[int], rounds: int) -> list[str]:
+def measure(kind: str, shape: str, items: int, rounds: int) -> tuple[float, float]:
+    if kind == "publish":
+        return publish_cell(items, shape, rounds)
+    if kind == "sequence":
+        return sequence_cell(items, rounds)
+    return diff_cell(items, rounds)
+
+
+def cell(kind: str, shape: str, items: int, rounds: int, isolated: bool) -> tuple[float, float]:
+    """One cell; ``isolated``: in a fresh interpreter that runs it once untimed first. In
+    turn, a cell inherits the heap of the ones before (a 10 KB cell right after a 10 MB one),
+    and the first cell of a process pays its warm-up."""
+    if not isolated:
+        return measure(kind, shape, items, rounds)
+    command = [sys.executable, __file__, "--cell", kind, shape, str(items), str(rounds)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    ours, theirs = json.loads(done.stdout)
+    return float(ours), float(theirs)
+
+
+def table(sizes: list[int], rounds: int, isolated: bool = False) -> list[str]:
     lines = []
     labels = [_size_label(len(orjson.dumps(make_state(n)))) for n in sizes]
     header = "| | " + " | ".join(labels) + " | goal |"
@@ -197,7 +223,7 @@ def table(sizes: list[int], rounds: int) -> list[str]:
         goal = SHAPES[shape][2] if shape in SHAPES else 5.0
         outcome = "Delta" if shape in SHAPES else "Snapshot"
         for items in sizes:
-            ours, theirs = publish_cell(items, shape, _rounds(items, rounds))
+            ours, theirs = cell("publish", shape, items, _rounds(items, rounds), isolated)
             mark = "" if ours <= goal else " (over)"
             cells.append(f"{ours:.1f}x{mark}")
             jsonpatch_cells.append(f"{theirs:.0f}x")
@@ -205,7 +231,7 @@ def table(sizes: list[int], rounds: int) -> list[str]:
         lines.append(f"| `jsonpatch.make_patch`, {shape} | " + " | ".join(jsonpatch_cells) + " | |")
     cells = []
     for items in sizes:
-        pair, delta = sequence_cell(items, _rounds(items, rounds))
+        pair, delta = cell("sequence", "", items, _rounds(items, rounds), isolated)
         mark = "" if pair <= 5.0 else " (over)"
         cells.append(f"{pair:.1f}x{mark} (the delta {delta:.1f}x)")
     lines.append(
@@ -215,7 +241,7 @@ def table(sizes: list[int], rounds: int) -> list[str]:
     )
     cells, jsonpatch_cells = [], []
     for items in sizes:
-        ours, theirs = diff_cell(items, max(3, _rounds(items, rounds) // 2))
+        ours, theirs = cell("diff", "", items, max(3, _rounds(items, rounds) // 2), isolated)
         cells.append(f"{ours:.1f}x")
         jsonpatch_cells.append(f"{theirs:.0f}x")
     lines.append(
@@ -278,7 +304,16 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes, few rounds (smoke)")
     parser.add_argument("--no-table", action="store_true")
     parser.add_argument("--no-stream", action="store_true")
+    parser.add_argument(
+        "--isolated", action="store_true", help="every cell in a fresh interpreter, warmed up"
+    )
+    parser.add_argument("--cell", nargs=4, metavar=("KIND", "SHAPE", "ITEMS", "ROUNDS"))
     args = parser.parse_args()
+    if args.cell:  # one cell, for table(): its two ratios as JSON, after a warm-up run
+        kind, shape, items, rounds = args.cell
+        measure(kind, shape, int(items), max(3, int(rounds) // 3))
+        print(json.dumps(measure(kind, shape, int(items), int(rounds))))
+        return
     if args.quick:
         sizes, rounds, counts, repeats = [84, 840], 3, [1_000, 10_000], 1
     else:
@@ -287,7 +322,7 @@ def main() -> None:
     if not args.no_table:
         print("publish / diff: CPU time as x orjson.dumps of the new state, medians of")
         print(f"{rounds} rounds at 1 MB (more for smaller states, fewer at 10 MB)")
-        print("\n".join(table(sizes, rounds)), flush=True)
+        print("\n".join(table(sizes, rounds, isolated=args.isolated)), flush=True)
     if not args.no_stream:
         print(f"\nSession on STATE_DELTA streams: CPU seconds, median of {repeats}")
         print("\n".join(streams(counts, repeats)))

@@ -34,3 +34,17 @@ def test_the_state_benchmark_runs_quickly_and_prints_both_tables() -> None:
     ):
         assert row in out, (row, out)
     assert "growth exponent" in out
+
+
+def test_the_isolated_table_measures_each_cell_in_its_own_interpreter() -> None:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--no-stream", "--isolated"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "| publish, a new document -> Snapshot |" in done.stdout
+    assert "| publish, a new document, then one field -> Snapshot, Delta |" in done.stdout
+    assert "growth exponent" not in done.stdout
