@@ -451,15 +451,23 @@ def _scalars_changed(was: Iterable[Any], now: list[Any]) -> int:
 
 
 _CHUNK = 64
+_SCAN = 128  # items scanned one by one before chunks are compared
 
 
 def _first_difference(a: list[Any], b: list[Any], limit: int) -> int:
     """Length of the ``==`` prefix of ``a[:limit]`` and ``b[:limit]``.
 
-    Chunks are compared as list slices (C speed, no per-item Python code); the chunk that
-    differs is scanned item by item, still inside C iterators.
+    The first items are scanned one by one inside C iterators: the scan stops at the first
+    difference, where a chunk that differs would be compared twice (once as a slice, then
+    item by item to find the place), and for a change among the first objects of a list
+    that second pass was half the walk. Then chunks are compared as list slices (C speed,
+    no per-item Python code), and the chunk that differs is scanned.
     """
-    start = 0
+    head = min(limit, _SCAN)
+    found = next(compress(count(), map(operator.ne, a[:head], b[:head])), head)
+    if found < head or head == limit:
+        return found
+    start = head
     while start < limit:
         stop = min(start + _CHUNK, limit)
         if a[start:stop] != b[start:stop]:
