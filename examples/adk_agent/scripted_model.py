@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agui_replay.providers import ProviderRequest, ToolCallDelta
+from agui_replay.providers.chunking import by_word
 
 __all__ = ["ASK_AGAIN", "answer_for", "scripted_model"]
 
@@ -34,13 +35,6 @@ def answer_for(response: dict[str, Any]) -> str:
     )
 
 
-def _words(text: str) -> Iterator[str]:
-    first, *rest = text.split(" ")
-    yield first
-    for word in rest:
-        yield " " + word
-
-
 def _parts(content: Any) -> list[dict[str, Any]]:
     return [p for p in content.get("parts", []) if isinstance(p, dict)]
 
@@ -50,11 +44,11 @@ def scripted_model(request: ProviderRequest) -> Iterator[str | ToolCallDelta]:
     last = request.messages[-1]
     for part in _parts(last):
         if "functionResponse" in part:
-            yield from _words(answer_for(part["functionResponse"]["response"]))
+            yield from by_word(answer_for(part["functionResponse"]["response"]))
             return
     asked = " ".join(p.get("text", "") for p in _parts(last))
     city = next((c for c in _CITIES if c.lower() in asked.lower()), None)
     if city is None:
-        yield from _words(ASK_AGAIN)
+        yield from by_word(ASK_AGAIN)
         return
     yield ToolCallDelta(json.dumps({"city": city}), name="city_weather")
