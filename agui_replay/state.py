@@ -197,8 +197,9 @@ class StateManager:
     # ``_sketch`` (patch._sketch) holds hashes of some of the lazy baseline's string values,
     # from which the next snapshot can be shown due without that object (and without
     # re-encoding it).
-    # ``_local`` counts the deltas diffed that way since the snapshot (see _LOCAL_AGAIN).
-    __slots__ = ("_baseline", "_bytes", "_hint", "_loadable", "_local", "_sketch")
+    # ``_diffed_locally``: a delta since the snapshot was diffed from the changed bytes alone
+    # (patch._window; see _LOCAL_AGAIN).
+    __slots__ = ("_baseline", "_bytes", "_diffed_locally", "_hint", "_loadable", "_sketch")
 
     def __init__(self) -> None:
         self._baseline: Any = _MISSING
@@ -206,7 +207,7 @@ class StateManager:
         self._hint: Any = _MISSING
         self._loadable = True  # orjson reads _bytes back (no integers beyond 64 bits)
         self._sketch: Sketch | None = None
-        self._local = 0
+        self._diffed_locally = False
 
     @property
     def published(self) -> JSONValue | None:
@@ -221,7 +222,7 @@ class StateManager:
         """Forget the last publish: the next :meth:`publish` is a :class:`Snapshot` again."""
         self._baseline = self._hint = _MISSING
         self._bytes = b""
-        self._sketch, self._local = None, 0
+        self._sketch, self._diffed_locally = None, False
 
     def publish(self, value: Any) -> StatePublish:
         """Record ``value`` as the client's new state and say what to send for it.
@@ -261,7 +262,7 @@ class StateManager:
                     if due:
                         return self._snapshot(state, encoded, loadable, sketch, plain)
                     size = len(encoded)
-                    if size >= _LOCAL_AGAIN or (size >= _LOCAL_FIRST and not self._local):
+                    if size >= _LOCAL_AGAIN or (size >= _LOCAL_FIRST and not self._diffed_locally):
                         local = self._diff_locally(state, encoded, loadable)
                         if local is not None:
                             return local
@@ -279,14 +280,7 @@ class StateManager:
             raise _value_error(exc, "the published state") from None
         ops, patched, patched_bytes = result
         self._baseline, self._bytes = patched, patched_bytes
-        if not ops:
-            return Unchanged()  # the same JSON, keys in another order
-        ops_bytes = _dumps_known(ops)
-        if len(ops_bytes) < len(encoded) and not (
-            b"proto" in ops_bytes and _refused_by_js_clients(ops)
-        ):
-            return Delta(ops)
-        return Snapshot._encoded(patched_bytes, loadable=loadable)
+        return _outcome(ops, len(encoded), patched_bytes, loadable)
 
     def _snapshot_due(self, state: Any, encoded: bytes) -> tuple[bool, Sketch | None, bool]:
         """Whether the diff from the lazy baseline to ``state`` is sure to end in a snapshot,
@@ -337,23 +331,19 @@ class StateManager:
             return None
         result = _publish_diff(old, value, encoded[start:stop], room=len(encoded) - 1)
         if result is None:
-            self._bytes, self._hint, self._sketch, self._local = encoded, state, None, 0
+            self._bytes, self._hint, self._sketch = encoded, state, None
+            self._diffed_locally = False
             return Snapshot._encoded(encoded, loadable=True)
         ops, _, patched = result
         for op in ops:
             op["path"] = pointer + op["path"]
-        size = len(encoded)
+        baseline = encoded
         if patched != encoded[start:stop]:  # the same JSON, the baseline's keys in its order
-            encoded = old_bytes[:start] + patched + old_bytes[end:]
-        self._bytes, self._hint = encoded, state
+            baseline = old_bytes[:start] + patched + old_bytes[end:]
+        self._bytes, self._hint = baseline, state
         self._sketch = _sketch_updated(self._sketch, ops)
-        self._local += 1
-        if not ops:
-            return Unchanged()
-        ops_bytes = _dumps_known(ops)
-        if len(ops_bytes) < size and not (b"proto" in ops_bytes and _refused_by_js_clients(ops)):
-            return Delta(ops)
-        return Snapshot._encoded(encoded, loadable=True)
+        self._diffed_locally = True
+        return _outcome(ops, len(encoded), baseline, True)
 
     def _decoded(self) -> Any:
         """The lazy baseline, decoded: a private copy from here on."""
@@ -371,7 +361,7 @@ class StateManager:
     ) -> Snapshot:
         """A snapshot of ``state``; ``encoded`` becomes the (lazy) baseline, and ``sketch``
         (of ``state``) its sketch. ``plain``: :func:`_plain_json` is known to hold."""
-        self._sketch, self._local = None, 0
+        self._sketch, self._diffed_locally = None, False
         if plain or _plain_json(state, encoded):
             self._baseline, self._hint, self._sketch = _LAZY, state, sketch
         else:
@@ -396,6 +386,19 @@ once for all the deltas that follow; on a tiny one, even for the first."""
 
 def _decode(encoded: bytes, loadable: bool) -> Any:
     return orjson.loads(encoded) if loadable else json.loads(encoded)
+
+
+def _outcome(ops: list[Operation], size: int, baseline: bytes, loadable: bool) -> StatePublish:
+    """The seeds' rule for a diffed publish: no operations -> :class:`Unchanged` (the same
+    JSON, keys in another order); a patch strictly shorter than ``size``, the new state's
+    compact JSON, -> :class:`Delta`; else a :class:`Snapshot` of ``baseline``, the new
+    baseline's bytes."""
+    if not ops:
+        return Unchanged()
+    ops_bytes = _dumps_known(ops)
+    if len(ops_bytes) < size and not (b"proto" in ops_bytes and _refused_by_js_clients(ops)):
+        return Delta(ops)
+    return Snapshot._encoded(baseline, loadable=loadable)
 
 
 def _refused_by_js_clients(ops: list[dict[str, Any]]) -> bool:
