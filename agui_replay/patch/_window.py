@@ -34,45 +34,42 @@ _BLOCK = 1 << 16
 _SMALL = 16  # containers up to this length count as small (see _member_holding)
 
 
-def common_prefix(a: bytes, b: bytes) -> int:
-    """The length of the longest common prefix of ``a`` and ``b``: blocks compared in C,
-    growing, then the one that differs halved (about three copies of the prefix in all)."""
-    limit = min(len(a), len(b))
+def _shared(a: bytes, b: bytes, limit: int, from_end: bool) -> int:
+    """How many bytes, at most ``limit``, ``a`` and ``b`` share from their start (or their
+    end): blocks compared in C, growing, then the one that differs halved (about three copies
+    of the shared run in all)."""
+    n, m = len(a), len(b)
+
+    def same(low: int, high: int) -> bool:  # the bytes low:high from the start, or the end
+        if from_end:
+            return a[n - high : n - low] == b[m - high : m - low]
+        return a[low:high] == b[low:high]
+
     low, step = 0, _GALLOP
     while True:
         if low >= limit:
             return limit
         high = min(low + step, limit)
-        if a[low:high] != b[low:high]:
+        if not same(low, high):
             break
         low, step = high, min(step * 2, _BLOCK)
-    while high - low > 1:  # a[:low] == b[:low], and a[low:high] != b[low:high]
+    while high - low > 1:  # low bytes shared, and the block low:high differs
         middle = (low + high) // 2
-        if a[low:middle] == b[low:middle]:
+        if same(low, middle):
             low = middle
         else:
             high = middle
     return low
+
+
+def common_prefix(a: bytes, b: bytes) -> int:
+    """The length of the longest common prefix of ``a`` and ``b``."""
+    return _shared(a, b, min(len(a), len(b)), from_end=False)
 
 
 def common_suffix(a: bytes, b: bytes, limit: int) -> int:
     """The length of the longest common suffix of ``a`` and ``b``, at most ``limit``."""
-    n, m = len(a), len(b)
-    low, step = 0, _GALLOP
-    while True:
-        if low >= limit:
-            return limit
-        high = min(low + step, limit)
-        if a[n - high : n - low] != b[m - high : m - low]:
-            break
-        low, step = high, min(step * 2, _BLOCK)
-    while high - low > 1:
-        middle = (low + high) // 2
-        if a[n - middle : n - low] == b[m - middle : m - low]:
-            low = middle
-        else:
-            high = middle
-    return low
+    return _shared(a, b, limit, from_end=True)
 
 
 def _length(value: Any) -> int:
