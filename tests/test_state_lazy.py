@@ -129,15 +129,15 @@ def test_a_sketch_follows_the_deltas_made_from_it(extra: int) -> None:
 
 
 def test_a_sketch_never_trusts_the_object_published_before() -> None:
-    first = board(50)
     states = StateManager()
-    states.publish(first)
-    states.publish(board(50, salt="a"))  # a snapshot: from here on a sketch exists
-    published = states.published
-    for item in published["items"]:  # a copy: changing it changes nothing
+    states.publish(board(50))
+    published = board(50, salt="a")
+    states.publish(published)  # a snapshot after a snapshot: from here on a sketch exists
+    for item in published["items"]:  # the published object, rewritten after the publish
         item["name"] = "changed"
     close = board(50, salt="a")
     close["items"][7]["name"] = "seven"
+    # Diffed from that object, every name would differ (a snapshot); from the baseline, one.
     assert states.publish(close) == Delta(
         [{"op": "replace", "path": "/items/7/name", "value": "seven"}]
     )
