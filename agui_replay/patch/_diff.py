@@ -10,7 +10,7 @@ import marshal
 import math
 import operator
 from collections.abc import Callable, Iterable, Mapping
-from itertools import compress, count, repeat
+from itertools import compress, count, islice, repeat
 from typing import Any, cast
 
 import orjson
@@ -452,6 +452,7 @@ def _scalars_changed(was: Iterable[Any], now: list[Any]) -> int:
 
 _CHUNK = 64
 _SCAN = 128  # items scanned one by one before chunks are compared
+_GALLOP = 1 << 14  # the longest slice _last_difference compares
 
 
 def _first_difference(a: list[Any], b: list[Any], limit: int) -> int:
@@ -474,6 +475,32 @@ def _first_difference(a: list[Any], b: list[Any], limit: int) -> int:
             offset = next(compress(count(), map(operator.ne, a[start:stop], b[start:stop])))
             return start + offset
         start = stop
+    return limit
+
+
+def _last_difference(a: list[Any], b: list[Any], limit: int) -> int:
+    """Length of the ``==`` suffix of ``a[-limit:]`` and ``b[-limit:]``: :func:`_first_difference`
+    from the end, without copying the lists.
+
+    The last items are scanned one by one through reverse iterators, then slices from the end
+    are compared, each twice the one before (up to ``_GALLOP`` items): a slice copies its
+    items' references, and touching every object of a long list costs as much as comparing
+    many of them, so a slice is never much longer than what has been compared already.
+    """
+    n, m = len(a), len(b)
+    head = min(limit, _SCAN)
+    ends = map(operator.ne, islice(reversed(a), head), islice(reversed(b), head))
+    found = next(compress(count(), ends), head)
+    if found < head or head == limit:
+        return found
+    start, size = head, _CHUNK
+    while start < limit:
+        stop = min(start + size, limit)
+        olds, news = a[n - stop : n - start], b[m - stop : m - start]
+        if olds != news:
+            ends = map(operator.ne, reversed(olds), reversed(news))
+            return start + next(compress(count(), ends), 0)  # 0: == and != disagree
+        start, size = stop, min(2 * size, _GALLOP)
     return limit
 
 
@@ -501,10 +528,7 @@ def _common_prefix(a: list[Any], b: list[Any], limit: int, eq: _Eq) -> int:
 def _common_suffix(a: list[Any], b: list[Any], limit: int, eq: _Eq) -> int:
     n, m = len(a), len(b)
     if eq is operator.eq:
-        # The usual edit changes one item: test the whole rest in one comparison first.
-        if limit > 1 and n == m and a[n - limit + 1 :] == b[m - limit + 1 :]:
-            return limit - 1
-        return _first_difference(a[n - limit :][::-1], b[m - limit :][::-1], limit)
+        return _last_difference(a, b, limit)
     low, step = 0, 1
     while low < limit:
         high = min(low + step, limit)

@@ -1,0 +1,67 @@
+"""The common prefix and suffix that the diff trims from two lists before pairing their items.
+
+Both are searched in steps (a scan of the first items, then slices, from the end growing each
+time), so the lists here are long enough to reach every step, with the difference anywhere.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agui_replay.patch import apply_patch, diff
+from agui_replay.patch._diff import _common_prefix, _common_suffix
+
+
+def _naive_prefix(a: list[Any], b: list[Any], limit: int) -> int:
+    k = 0
+    while k < limit and a[k] == b[k]:
+        k += 1
+    return k
+
+
+def _naive_suffix(a: list[Any], b: list[Any], limit: int) -> int:
+    k = 0
+    while k < limit and a[len(a) - 1 - k] == b[len(b) - 1 - k]:
+        k += 1
+    return k
+
+
+@st.composite
+def _pairs(draw: st.DrawFn) -> tuple[list[Any], list[Any]]:
+    """Two lists that share a head and a tail of any length (up to past the longest step),
+    with a middle that differs or not, as objects that are equal but not the same."""
+    head = draw(st.integers(0, 40_000))
+    tail = draw(st.sampled_from([0, 1, 127, 128, 129, 191, 192, 500, 16_500, 40_000]))
+    middle_a = draw(st.lists(st.integers(0, 3), max_size=4))
+    middle_b = draw(st.lists(st.integers(0, 3), max_size=4))
+    a = [{"i": i} for i in range(head)] + middle_a + [{"t": i} for i in range(tail)]
+    b = [{"i": i} for i in range(head)] + middle_b + [{"t": i} for i in range(tail)]
+    return a, b
+
+
+@settings(max_examples=150, deadline=None)
+@given(_pairs(), st.data())
+def test_the_trimmed_ends_are_the_longest_equal_ones(pair: Any, data: st.DataObject) -> None:
+    a, b = pair
+    shorter = min(len(a), len(b))
+    limit = data.draw(st.integers(0, shorter))
+    assert _common_prefix(a, b, limit, operator.eq) == _naive_prefix(a, b, limit)
+    assert _common_suffix(a, b, limit, operator.eq) == _naive_suffix(a, b, limit)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 20_000), st.integers(1, 20_000), st.data())
+def test_one_changed_item_anywhere_in_a_long_list_is_one_replace(
+    before: int, after: int, data: st.DataObject
+) -> None:
+    a = [{"n": i} for i in range(before + after)]
+    b = [{"n": i} for i in range(before + after)]
+    where = data.draw(st.integers(0, before + after - 1))
+    b[where] = {"n": -1}
+    ops = diff(a, b)
+    assert ops == [{"op": "replace", "path": f"/{where}/n", "value": -1}]
+    assert apply_patch(a, ops) == b
