@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterator
 
 from agui_replay.providers import ProviderRequest, ToolCallDelta
-from agui_replay.providers.chunking import by_size
+from agui_replay.providers.chunking import by_size, by_word
 
 __all__ = ["ASK_AGAIN", "CARBONARA", "REPLY", "scripted_model"]
 
@@ -42,13 +42,6 @@ REPLY = "Here's your recipe! Classic carbonara: no cream, just eggs, Pecorino an
 ASK_AGAIN = "Which dish would you like a recipe for?"
 
 
-def _words(text: str) -> Iterator[str]:
-    first, *rest = text.split(" ")
-    yield first
-    for word in rest:
-        yield " " + word
-
-
 def scripted_model(request: ProviderRequest) -> Iterator[str | ToolCallDelta]:
     """A stand-in for the model that answers from the conversation it is sent.
 
@@ -60,11 +53,11 @@ def scripted_model(request: ProviderRequest) -> Iterator[str | ToolCallDelta]:
     """
     last = request.messages[-1]
     if last["role"] == "tool":
-        yield from _words(REPLY)
+        yield from by_word(REPLY)
         return
     if last["role"] == "user" and "carbonara" in str(last.get("content", "")).lower():
         arguments = json.dumps({"recipe": CARBONARA}, ensure_ascii=False)
         for n, fragment in enumerate(by_size(arguments, 24)):
             yield ToolCallDelta(fragment, name="update_recipe" if n == 0 else None)
         return
-    yield from _words(ASK_AGAIN)
+    yield from by_word(ASK_AGAIN)

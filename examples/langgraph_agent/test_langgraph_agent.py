@@ -32,6 +32,7 @@ import pytest
 from agui_replay.assertions import assert_event_types, assert_valid_stream, message_text
 from agui_replay.client import Session
 from agui_replay.providers import FakeProvider, LoopbackServer, ProviderRequest, ToolCallDelta
+from agui_replay.providers.chunking import by_word
 from agui_replay.recording import CassetteSession
 from agui_replay.server import run_input
 
@@ -67,24 +68,17 @@ ASKED = re.compile(
 )
 
 
-def _words(text: str) -> Iterator[str]:
-    first, *rest = text.split(" ")
-    yield first
-    for word in rest:
-        yield " " + word
-
-
 def scripted_model(request: ProviderRequest) -> Iterator[str | ToolCallDelta]:
     """A stand-in for the model: asks ``convert`` for the conversion the user names, then says
     what the tool answered. Its ``call_`` ids, like its ``chatcmpl-`` ids, are drawn at random
     (``FakeProvider(ids="random")``), as a real provider's are."""
     last = request.messages[-1]
     if last["role"] == "tool":
-        yield from _words(f"That makes {last['content'].split(' = ')[1]}.")
+        yield from by_word(f"That makes {last['content'].split(' = ')[1]}.")
         return
     asked = ASKED.search(last["content"])
     if asked is None or asked["source"] not in UNITS or asked["target"] not in UNITS:
-        yield from _words("Which value, and from which unit to which?")
+        yield from by_word("Which value, and from which unit to which?")
         return
     arguments = json.dumps(
         {

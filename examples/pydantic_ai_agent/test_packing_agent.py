@@ -33,7 +33,7 @@ from agui_replay.assertions import (
 )
 from agui_replay.client import Session
 from agui_replay.providers import FakeProvider, LoopbackServer, ProviderRequest, ToolCallDelta
-from agui_replay.providers.chunking import by_size
+from agui_replay.providers.chunking import by_size, by_word
 from agui_replay.recording import CassetteSession
 from agui_replay.server import run_input
 
@@ -65,13 +65,6 @@ def _call(name: str, arguments: dict[str, Any], number: int) -> Iterator[ToolCal
         yield ToolCallDelta(fragment)
 
 
-def _words(text: str) -> Iterator[str]:
-    first, *rest = text.split(" ")
-    yield first
-    for word in rest:
-        yield " " + word
-
-
 def scripted_model(request: ProviderRequest) -> Iterator[str | ToolCallDelta]:
     """A stand-in for the model that answers from the conversation it is sent: the forecast
     for the city the user names, gear for that weather, extras the user asks for by name."""
@@ -89,7 +82,7 @@ def scripted_model(request: ProviderRequest) -> Iterator[str | ToolCallDelta]:
             return
         city = re.search(r"\bto ([A-Z][a-z]+)", text)
         if city is None:
-            yield from _words("Where are you going?")
+            yield from by_word("Where are you going?")
             return
         yield from _call("get_forecast", {"city": city.group(1)}, number)
         return
@@ -100,12 +93,12 @@ def scripted_model(request: ProviderRequest) -> Iterator[str | ToolCallDelta]:
         forecast = last["content"]
         gear = next((g for word, g in GEAR.items() if word in forecast), None)
         if gear is None:
-            yield from _words(f"I found no forecast for {arguments['city']}; pack for anything.")
+            yield from by_word(f"I found no forecast for {arguments['city']}; pack for anything.")
             return
         yield from _call("pack", {"destination": arguments["city"], "items": gear}, number)
         return
     packed = ", ".join(arguments["items"])
-    yield from _words(f"Packed for {arguments['destination']}: {packed}. Have a good trip!")
+    yield from by_word(f"Packed for {arguments['destination']}: {packed}. Have a good trip!")
 
 
 @pytest.fixture
