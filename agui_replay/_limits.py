@@ -59,9 +59,21 @@ _LOADS_PAD = 1024 - MAX_JSON_DEPTH
 _PAD_OPEN_BYTES, _PAD_CLOSE_BYTES = b"[" * _LOADS_PAD, b"]" * _LOADS_PAD
 _PAD_OPEN_TEXT, _PAD_CLOSE_TEXT = "[" * _LOADS_PAD, "]" * _LOADS_PAD
 # orjson turns integers outside 64 bits into floats; a run of 19+ digits may be such an
-# integer, and then the stdlib parser (exact big ints) decides instead.
-_LONG_DIGITS_TEXT = re.compile(r"\d{19}")
-_LONG_DIGITS_BYTES = re.compile(rb"\d{19}")
+# integer, and then the stdlib parser (exact big ints) decides instead. The runs are found
+# by turning every digit into "0" and searching for 19 of them: a C pass over the bytes,
+# twenty times faster than the regular expression \d{19} (which tries every position). Text
+# is encoded first: str.translate is fifty times slower again once the text is not ASCII.
+_ZEROS = b"0" * 19
+_TO_ZEROS = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _long_digits(data: str | bytes) -> bool:
+    """Whether ``data`` holds a run of 19 or more ASCII digits."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return _ZEROS in data.translate(_TO_ZEROS)
+
+
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 # A \uD800-\uDFFF escape that is not half of a pair (after an even run of backslashes).
 _LONE_SURROGATE = re.compile(
@@ -131,15 +143,14 @@ def loads_json(data: str | bytes, *, exact_ints: bool = True) -> Any:
     """Parse JSON text within the limits above; raises :class:`JSONLimitError` otherwise.
 
     ``exact_ints=False`` lets integers beyond 64 bits become floats (orjson's reading) rather
-    than scanning the text for them: the cassette loader's choice, where speed matters most.
+    than scanning the text for runs of 19 digits (a quarter of an ``orjson.loads``); where only
+    the shape of a document matters, such as sniffing what kind of file it is.
     """
     if isinstance(data, (bytearray, memoryview)):
         data = bytes(data)
     elif not isinstance(data, (str, bytes)):
         raise JSONLimitError(f"JSON text is a str or bytes, not {type(data).__name__}")
-    if exact_ints and (
-        _LONG_DIGITS_TEXT.search(data) if isinstance(data, str) else _LONG_DIGITS_BYTES.search(data)
-    ):
+    if exact_ints and _long_digits(data):
         return _loads_slow(data)
     size = len(data)
     try:

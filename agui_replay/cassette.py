@@ -501,7 +501,7 @@ def loads_cassette(
     # needed to point at a line when something is wrong, so it is made only then.
     data = text.removeprefix(_BOM) if isinstance(text, bytes) else text.removeprefix("\ufeff")
     try:
-        doc = loads_json(data, exact_ints=False)
+        doc = loads_json(data)
     except JSONLimitError as exc:
         _text_of(text, src)  # a byte that is not UTF-8 has its own message
         at = f" at line {exc.lineno}, column {exc.colno}" if exc.lineno is not None else ""

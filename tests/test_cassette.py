@@ -414,10 +414,23 @@ def test_shape_validation_mode_skips_model_validation() -> None:
 
 
 def test_bom_and_big_integers_load() -> None:
+    # 2**70 + 1 has no float of its own (2**70 has, and would compare equal as a float)
     cassette = _cassette()
-    cassette.runs[0].events[-2]["snapshot"] = {"big": 2**70}
+    numbers = {"big": 2**70 + 1, "small": -(2**64) - 1, "ok": 7}
+    words = "żółć 안녕 12345678901234567890"  # not ASCII, and a long run of digits in a string
+    cassette.runs[0].events[-2]["snapshot"] = {**numbers, "words": words}
     text = "\ufeff" + dumps_cassette(cassette)
-    assert loads_cassette(text).runs[0].events[-2]["snapshot"]["big"] == 2**70
+    for loaded in (loads_cassette(text), loads_cassette(text.encode())):
+        snapshot = loaded.runs[0].events[-2]["snapshot"]
+        assert snapshot == {**numbers, "words": words}
+        assert [type(snapshot[k]) for k in numbers] == [int, int, int]
+
+
+def test_big_integers_survive_a_save_and_a_load(tmp_path: Path) -> None:
+    cassette = _cassette()
+    cassette.runs[0].events[-2]["snapshot"] = {"id": 12345678901234567890123, "n": [2**65]}
+    loaded = load_cassette(save_cassette(cassette, tmp_path / "big.json"))
+    assert loaded.runs[0].events[-2]["snapshot"] == {"id": 12345678901234567890123, "n": [2**65]}
 
 
 @settings(max_examples=30, deadline=None)
