@@ -139,6 +139,22 @@ class JSONLimitError(ValueError):
         super().__init__(msg + where)
 
 
+def non_finite_at(doc: Any) -> list[str | int] | None:
+    """The place (keys and indexes) of the first NaN or infinity in ``doc``, depth first, or
+    ``None``: JSON text cannot hold them, but a document built in Python can."""
+    stack: list[tuple[Any, list[str | int]]] = [(doc, [])]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                return where
+        elif isinstance(value, dict):
+            stack.extend((v, [*where, k]) for k, v in reversed(value.items()))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((v, [*where, i]) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
 def loads_json(data: str | bytes, *, exact_ints: bool = True) -> Any:
     """Parse JSON text within the limits above; raises :class:`JSONLimitError` otherwise.
 

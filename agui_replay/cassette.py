@@ -43,7 +43,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from ._compat import input_model
 from ._doc_lines import document_line
-from ._limits import JSONLimitError, loads_json, short_repr
+from ._limits import JSONLimitError, loads_json, non_finite_at, short_repr
 from .errors import CassetteError, EventDecodeError, InvalidArgumentError
 from .events import EVENT_TYPES, parse_event
 from .scrub import DEFAULT_SECRET_HEADERS, scrub
@@ -170,8 +170,12 @@ class Cassette:
     def from_dict(
         cls, data: Any, *, validate: Validation = "full", source: str | None = None
     ) -> Cassette:
-        """Build from a parsed document; errors name the place (``runs[0].events[3]``)."""
+        """Build from a parsed document; errors name the place (``runs[0].events[3]``).
+
+        A document built in Python may hold what JSON text cannot: NaN and infinities are
+        refused here, where the place is still known (saved, they would become ``null``)."""
         try:
+            _refuse_non_finite(data)
             return _build(data, validate)
         except _Problem as problem:
             raise CassetteError(problem.message(), path=source) from None
@@ -191,6 +195,16 @@ class _Problem(Exception):
 
     def message(self) -> str:
         return f"{_dotted(self.where)}: {self.text}" if self.where else self.text
+
+
+def _refuse_non_finite(doc: Any) -> None:
+    where = non_finite_at(doc)
+    if where is not None:
+        raise _Problem(
+            where,
+            "NaN or infinity is not a JSON number (a saved cassette would hold null there); "
+            "replace it with a number, a string or None",
+        )
 
 
 def _dotted(where: Sequence[PathPart]) -> str:

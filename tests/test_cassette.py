@@ -426,6 +426,24 @@ def test_bom_and_big_integers_load() -> None:
         assert [type(snapshot[k]) for k in numbers] == [int, int, int]
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_from_dict_refuses_what_json_cannot_hold_and_names_the_place(bad: float) -> None:
+    doc = _cassette().to_dict()
+    doc["runs"][0]["events"][-2]["snapshot"] = {"b": [1, bad]}
+    with pytest.raises(CassetteError) as caught:
+        Cassette.from_dict(doc, source="built.json")
+    message = str(caught.value)
+    assert "built.json" in message
+    assert "runs[0].events[6].snapshot.b[1]" in message
+    assert "is not a JSON number" in message
+    assert "replace it" in message
+    # provider chunks too
+    doc = _cassette().to_dict()
+    doc["runs"][0]["interactions"][0]["request"]["body"] = {"temperature": bad}
+    with pytest.raises(CassetteError, match=r"runs\[0\]\.interactions\[0\]\.request"):
+        Cassette.from_dict(doc)
+
+
 def test_big_integers_survive_a_save_and_a_load(tmp_path: Path) -> None:
     cassette = _cassette()
     cassette.runs[0].events[-2]["snapshot"] = {"id": 12345678901234567890123, "n": [2**65]}
