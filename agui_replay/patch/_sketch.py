@@ -146,7 +146,9 @@ def overflows(previous: Sketch, state: Any, room: int) -> tuple[bool, Sketch | N
         # that are strings now are counted, where the hash differs from the baseline's: equal
         # strings hash equal, and a value of another type is never the same JSON as a string
         # (a tuple is != the list it encodes as, so a container's != says nothing).
-        changed = list(compress(now, map(operator.ne, was, hashes)))
+        flags = list(map(operator.ne, was, hashes))
+        # A new document changes every value: then there is nothing to pick out.
+        changed = now if all(flags) else list(compress(now, flags))
         try:
             size = len("".join(changed))  # join refuses anything but strings
         except TypeError:  # not only strings now: count the strings alone
