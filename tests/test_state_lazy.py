@@ -72,16 +72,16 @@ def check(states: StateManager, client: Any, previous: Any, new: Any) -> Any:
 LONG = "x" * 600  # a member name: its path alone makes each replace under it long
 
 
-def grid(step: int, pad: int, extra: int, long: bool = False) -> dict[str, Any]:
-    """60 objects whose two sketched members are one-digit strings, ``step`` apart, so the
-    sketch's bound (a replace per changed member) is nearly the patch."""
+def grid(step: int, pad: int, extra: int, long: bool = False, items: int = 60) -> dict[str, Any]:
+    """``items`` objects whose two sketched members are one-digit strings, ``step`` apart, so
+    the sketch's bound (a replace per changed member) is nearly the patch."""
     names = [LONG, "aa"] if long else ["aa", "bb"]
     return {
         "meta": {"extra": "e" * extra},
         "items": [
             {"i": i, **{name: str((i + k * step) % 10) for k, name in enumerate(names, 1)}}
             | {"pad": [7] * pad}
-            for i in range(60)
+            for i in range(items)
         ],
     }
 
@@ -97,6 +97,24 @@ def test_the_snapshot_after_a_snapshot_follows_the_rule_at_its_boundary(extra: i
     states.publish(grid(0, 0, 0))
     assert isinstance(states.publish(second), Snapshot)  # after a snapshot: leaves a sketch
     check(states, second, second, third)
+
+
+def test_one_replace_too_many_in_the_bound_is_seen() -> None:
+    # 32 objects, the fewest a sketch is made for: the bound counts one digit per index, so
+    # its slack is the second digit of 22 indexes in two columns (44 bytes), less than one
+    # replace (about 50). A bound that counts one replace too many gives a snapshot where the
+    # rule gives a delta somewhere in this range, which crosses the boundary. (One too few
+    # only leaves the proof to the slower walk, which reaches the same outcome.)
+    outcomes = set()
+    for extra in range(0, 240):
+        second = grid(1, 31, extra, items=32)
+        third = grid(2, 31, extra, items=32)
+        states = StateManager()
+        states.publish(grid(0, 0, 0, items=32))
+        assert isinstance(states.publish(second), Snapshot)
+        check(states, second, second, third)
+        outcomes.add(expected(second, third))
+    assert outcomes == {Delta, Snapshot}
 
 
 def test_outcomes_on_both_sides_of_the_boundary_are_met() -> None:
