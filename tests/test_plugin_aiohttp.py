@@ -174,6 +174,54 @@ def test_plain_aiohttp_session_to_openai_keeps_every_chunk(
     assert call["request"]["headers"]["authorization"] == "<scrubbed>"
 
 
+def test_a_trust_env_session_behind_a_proxy_records_and_replays(
+    pytester: pytest.Pytester, upstream: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Recording behind a proxy: HTTP(S)_PROXY point at one (dead here), NO_PROXY exempts only
+    # the upstream, and the agent's session reads them (trust_env). The rewritten requests go
+    # to the loopback server directly, not to that proxy; while replaying, the guard has the
+    # variables out anyway.
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", f"127.0.0.1:{upstream.port}")
+    monkeypatch.delenv("no_proxy", raising=False)
+    pytester.makepyfile(
+        test_proxied=textwrap.dedent(
+            f"""
+            import json
+            import aiohttp
+            import pytest
+
+            async def agent(ctx):
+                body = {{
+                    "model": "gpt-4o", "stream": True,
+                    "messages": [{{"role": "user", "content": ctx.last_user_text()}}],
+                }}
+                headers = {{"authorization": "Bearer {OPENAI_KEY}"}}
+                async with aiohttp.ClientSession(trust_env=True) as session:
+                    async with session.post(
+                        "https://api.openai.com/v1/chat/completions", json=body, headers=headers
+                    ) as response:
+                        assert response.status == 200, await response.text()
+                        with ctx.assistant_message() as message:
+                            async for line in response.content:
+                                if line.startswith(b"data: {{"):
+                                    delta = json.loads(line[6:])["choices"][0]["delta"]
+                                    if delta.get("content"):
+                                        message.delta(delta["content"])
+
+            @pytest.mark.anyio
+            async def test_proxied(agui):
+                events = await agui.arun(agent, "behind a proxy")
+                assert "".join(e.get("delta", "") for e in events) == "[echo] behind a proxy"
+            """
+        )
+    )
+    cassettes = _record_then_replay(pytester, upstream, 1)
+    (call,) = cassettes["test_proxied/test_proxied.json"]["runs"][0]["interactions"]
+    assert call["provider"] == "openai"
+
+
 # --- the rewrite itself ----------------------------------------------------------------------
 
 

@@ -347,6 +347,23 @@ def _patch_aiohttp(cls: Any) -> Any:
     return _request
 
 
+def _patch_env_proxy(original: Any) -> Any:
+    """aiohttp's ``get_env_proxy_for_url`` finding no proxy for the session's loopback
+    server: a ``trust_env`` session would otherwise send the rewritten requests to the
+    proxy of ``HTTP_PROXY`` (set while recording behind one), which cannot reach 127.0.0.1
+    here. Other URLs get what the environment says."""
+
+    def get_env_proxy_for_url(url: Any) -> Any:
+        router = _active()
+        own = router.own if router is not None else None
+        if own is not None and url.port == own[1] and url.host in ("127.0.0.1", "localhost"):
+            raise LookupError(f"the agui-replay loopback server {url.host}:{url.port}")
+        return original(url)
+
+    get_env_proxy_for_url.__wrapped__ = original  # type: ignore[attr-defined]
+    return get_env_proxy_for_url
+
+
 def _install() -> None:
     # caller holds _lock
     import sys
@@ -359,6 +376,11 @@ def _install() -> None:
         session = aiohttp.ClientSession
         _saved.append((session, "_request", session._request))
         session._request = _patch_aiohttp(session)
+        client: Any = sys.modules.get("aiohttp.client")
+        original = getattr(client, "get_env_proxy_for_url", None)
+        if original is not None:
+            _saved.append((client, "get_env_proxy_for_url", original))
+            client.get_env_proxy_for_url = _patch_env_proxy(original)
 
     for lib in (httpx2, httpx):
         _saved.append((lib.HTTPTransport, "handle_request", lib.HTTPTransport.handle_request))
