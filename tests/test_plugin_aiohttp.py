@@ -126,35 +126,46 @@ def test_google_genai_async_client_over_aiohttp_records_and_replays(
     assert texts == ["[echo]", " hallo", " async", " gemini", ""]
 
 
+def _openai_agent(session: str, post: str) -> str:
+    """The source of an agent that streams a chat completion from api.openai.com with a plain
+    aiohttp session (``session``: the ClientSession arguments, ``post``: more post ones)."""
+    return textwrap.dedent(
+        f"""
+        import json
+        import aiohttp
+        import pytest
+
+        async def agent(ctx):
+            body = {{
+                "model": "gpt-4o", "stream": True,
+                "messages": [{{"role": "user", "content": ctx.last_user_text()}}],
+            }}
+            headers = {{"authorization": "Bearer {OPENAI_KEY}"}}
+            async with aiohttp.ClientSession({session}) as session:
+                async with session.post(
+                    "https://api.openai.com/v1/chat/completions", json=body, headers=headers,
+                    {post}
+                ) as response:
+                    assert response.status == 200, await response.text()
+                    with ctx.assistant_message() as message:
+                        async for line in response.content:
+                            if line.startswith(b"data: {{"):
+                                delta = json.loads(line[6:])["choices"][0]["delta"]
+                                if delta.get("content"):
+                                    message.delta(delta["content"])
+        """
+    )
+
+
 def test_plain_aiohttp_session_to_openai_keeps_every_chunk(
     pytester: pytest.Pytester, upstream: LoopbackServer
 ) -> None:
+    # a dead proxy: the routing goes around it
+    agent = _openai_agent("", 'proxy="http://127.0.0.1:9",')
     pytester.makepyfile(
-        test_raw=textwrap.dedent(
-            f"""
-            import json
-            import aiohttp
-            import pytest
-
-            async def agent(ctx):
-                body = {{
-                    "model": "gpt-4o", "stream": True,
-                    "messages": [{{"role": "user", "content": ctx.last_user_text()}}],
-                }}
-                headers = {{"authorization": "Bearer {OPENAI_KEY}"}}
-                async with aiohttp.ClientSession() as session:
-                    async with session.post(
-                        "https://api.openai.com/v1/chat/completions", json=body, headers=headers,
-                        proxy="http://127.0.0.1:9",  # a dead proxy: the routing goes around it
-                    ) as response:
-                        assert response.status == 200
-                        with ctx.assistant_message() as message:
-                            async for line in response.content:
-                                if line.startswith(b"data: {{"):
-                                    delta = json.loads(line[6:])["choices"][0]["delta"]
-                                    if delta.get("content"):
-                                        message.delta(delta["content"])
-
+        test_raw=agent
+        + textwrap.dedent(
+            """
             @pytest.mark.anyio
             async def test_raw(agui):
                 events = await agui.arun(agent, "one two three")
@@ -186,30 +197,9 @@ def test_a_trust_env_session_behind_a_proxy_records_and_replays(
     monkeypatch.setenv("NO_PROXY", f"127.0.0.1:{upstream.port}")
     monkeypatch.delenv("no_proxy", raising=False)
     pytester.makepyfile(
-        test_proxied=textwrap.dedent(
-            f"""
-            import json
-            import aiohttp
-            import pytest
-
-            async def agent(ctx):
-                body = {{
-                    "model": "gpt-4o", "stream": True,
-                    "messages": [{{"role": "user", "content": ctx.last_user_text()}}],
-                }}
-                headers = {{"authorization": "Bearer {OPENAI_KEY}"}}
-                async with aiohttp.ClientSession(trust_env=True) as session:
-                    async with session.post(
-                        "https://api.openai.com/v1/chat/completions", json=body, headers=headers
-                    ) as response:
-                        assert response.status == 200, await response.text()
-                        with ctx.assistant_message() as message:
-                            async for line in response.content:
-                                if line.startswith(b"data: {{"):
-                                    delta = json.loads(line[6:])["choices"][0]["delta"]
-                                    if delta.get("content"):
-                                        message.delta(delta["content"])
-
+        test_proxied=_openai_agent("trust_env=True", "")
+        + textwrap.dedent(
+            """
             @pytest.mark.anyio
             async def test_proxied(agui):
                 events = await agui.arun(agent, "behind a proxy")
