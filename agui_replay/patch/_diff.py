@@ -10,7 +10,7 @@ import marshal
 import math
 import operator
 from collections.abc import Callable, Iterable, Mapping
-from itertools import compress, count, islice, repeat
+from itertools import compress, count, repeat
 from typing import Any, cast
 
 import orjson
@@ -452,61 +452,47 @@ def _scalars_changed(was: Iterable[Any], now: list[Any]) -> int:
 
 _CHUNK = 64
 _SCAN = 128  # items scanned one by one before chunks are compared
-_GALLOP = 1 << 14  # the longest slice _last_difference compares
+_GALLOP = 1 << 14  # the longest slice _equal_run compares
 
 
-def _first_difference(a: list[Any], b: list[Any], limit: int) -> int:
-    """Length of the ``==`` prefix of ``a[:limit]`` and ``b[:limit]``.
+def _equal_run(a: list[Any], b: list[Any], limit: int, from_end: bool = False) -> int:
+    """Length of the ``==`` prefix of ``a[:limit]`` and ``b[:limit]`` (``from_end``: of the
+    suffix of ``a[-limit:]`` and ``b[-limit:]``), without copying the lists whole.
 
-    The first items are scanned one by one inside C iterators: the scan stops at the first
-    difference, where a chunk that differs would be compared twice (once as a slice, then
-    item by item to find the place), and for a change among the first objects of a list
-    that second pass was half the walk. Then chunks are compared as list slices (C speed,
-    no per-item Python code), and the chunk that differs is scanned.
-    """
-    head = min(limit, _SCAN)
-    found = next(compress(count(), map(operator.ne, a[:head], b[:head])), head)
-    if found < head or head == limit:
-        return found
-    start = head
-    while start < limit:
-        stop = min(start + _CHUNK, limit)
-        if a[start:stop] != b[start:stop]:
-            offset = next(compress(count(), map(operator.ne, a[start:stop], b[start:stop])))
-            return start + offset
-        start = stop
-    return limit
-
-
-def _last_difference(a: list[Any], b: list[Any], limit: int) -> int:
-    """Length of the ``==`` suffix of ``a[-limit:]`` and ``b[-limit:]``: :func:`_first_difference`
-    from the end, without copying the lists.
-
-    The last items are scanned one by one through reverse iterators, then slices from the end
-    are compared, each twice the one before (up to ``_GALLOP`` items): a slice copies its
-    items' references, and touching every object of a long list costs as much as comparing
-    many of them, so a slice is never much longer than what has been compared already.
+    The first (or last) items are scanned one by one inside C iterators: the scan stops at the
+    first difference, where a slice that differs would be compared twice (once as a slice,
+    then item by item to find the place), and for a change among the first objects of a list
+    that second pass was half the walk. Then slices are compared (C speed, no per-item Python
+    code), each twice the one before, up to ``_GALLOP`` items: a slice copies its items'
+    references, and touching every object of a long list costs as much as comparing many of
+    them, so no slice is much longer than what has been compared already. The slice that
+    differs is scanned.
     """
     n, m = len(a), len(b)
-    head = min(limit, _SCAN)
-    ends = map(operator.ne, islice(reversed(a), head), islice(reversed(b), head))
-    found = next(compress(count(), ends), head)
-    if found < head or head == limit:
-        return found
-    start, size = head, _CHUNK
+    order: Callable[[list[Any]], Iterable[Any]] = reversed if from_end else iter
+
+    def pieces(low: int, high: int) -> tuple[list[Any], list[Any]]:  # counted from the end?
+        if from_end:
+            return a[n - high : n - low], b[m - high : m - low]
+        return a[low:high], b[low:high]
+
+    start, stop, size = 0, min(limit, _SCAN), _CHUNK
     while start < limit:
-        stop = min(start + size, limit)
-        olds, news = a[n - stop : n - start], b[m - stop : m - start]
-        if olds != news:
-            ends = map(operator.ne, reversed(olds), reversed(news))
-            return start + next(compress(count(), ends), 0)  # 0: == and != disagree
-        start, size = stop, min(2 * size, _GALLOP)
+        olds, news = pieces(start, stop)
+        if start == 0 or olds != news:
+            found = next(compress(count(), map(operator.ne, order(olds), order(news))), None)
+            if found is not None:
+                return start + found
+            if start:  # == and != disagree: say the run ends here
+                return start
+        start, stop = stop, min(stop + size, limit)
+        size = min(2 * size, _GALLOP)
     return limit
 
 
 def _common_prefix(a: list[Any], b: list[Any], limit: int, eq: _Eq) -> int:
     if eq is operator.eq:
-        return _first_difference(a, b, limit)
+        return _equal_run(a, b, limit)
     # Strict equality is a Python function, so compare slices (galloping, then bisecting):
     # each comparison still runs at C speed, and the work stays proportional to the prefix.
     low, step = 0, 1
@@ -528,7 +514,7 @@ def _common_prefix(a: list[Any], b: list[Any], limit: int, eq: _Eq) -> int:
 def _common_suffix(a: list[Any], b: list[Any], limit: int, eq: _Eq) -> int:
     n, m = len(a), len(b)
     if eq is operator.eq:
-        return _last_difference(a, b, limit)
+        return _equal_run(a, b, limit, from_end=True)
     low, step = 0, 1
     while low < limit:
         high = min(low + step, limit)
