@@ -227,6 +227,10 @@ class Router:
         self.ahandle = ahandle
         self.own = own
 
+    def is_own(self, host: str | None, port: int | None) -> bool:
+        """Whether ``host:port`` is the session's loopback server."""
+        return self.own is not None and port == self.own[1] and host in ("127.0.0.1", "localhost")
+
     def route(self, request: Any) -> tuple[str | None, str] | None:
         """``(provider or None, origin)`` when ``request`` (httpx / httpx2) is routed."""
         if request.extensions.get(PASSTHROUGH):
@@ -234,7 +238,7 @@ class Router:
         url = request.url
         host, port = url.host, url.port
         origin = f"{url.scheme}://{url.netloc.decode('ascii')}"
-        if self.own is not None and port == self.own[1] and host in ("127.0.0.1", "localhost"):
+        if self.is_own(host, port):
             return None, origin
         name = self.hosts.provider_for(host, port)
         return None if name is None else (name, origin)
@@ -355,8 +359,7 @@ def _patch_env_proxy(original: Any) -> Any:
 
     def get_env_proxy_for_url(url: Any) -> Any:
         router = _active()
-        own = router.own if router is not None else None
-        if own is not None and url.port == own[1] and url.host in ("127.0.0.1", "localhost"):
+        if router is not None and router.is_own(url.host, url.port):
             raise LookupError(f"the agui-replay loopback server {url.host}:{url.port}")
         return original(url)
 
