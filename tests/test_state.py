@@ -220,6 +220,32 @@ def test_bad_values_raise_patch_error_and_keep_the_baseline() -> None:
             StateManager().publish(bad)
 
 
+@pytest.mark.parametrize("extra", [0, 5, 100])
+def test_too_deep_after_a_delta_is_refused_as_a_delta_or_as_a_snapshot(extra: int) -> None:
+    # After a delta the baseline is decoded and the next state is diffed from it: nesting
+    # deeper than MAX_DEPTH is refused whether the outcome would be a delta (the operation's
+    # value) or a snapshot, up to depths that orjson itself writes without complaint (254).
+    nested: Any = 1
+    for _ in range(MAX_DEPTH + extra):  # with the object and the list around it: 2 more
+        nested = [nested]
+    states = StateManager()
+    states.publish({"a": 1, "pad": NOTES})
+    assert isinstance(states.publish({"a": 2, "pad": NOTES}), Delta)  # decodes the baseline
+    small = {"a": [nested], "pad": NOTES}  # a patch shorter than the state: a delta's copy
+    whole = {"b": [nested], "other": NOTES[::-1] * 3}  # a new document: a snapshot
+    for bad in (small, whole):
+        with pytest.raises(PatchError, match=f"MAX_DEPTH={MAX_DEPTH}"):
+            states.publish(bad)
+        assert states.published == {"a": 2, "pad": NOTES}
+    # MAX_DEPTH levels are still fine, in both outcomes
+    fine: Any = 1
+    for _ in range(MAX_DEPTH - 2):
+        fine = [fine]
+    assert isinstance(states.publish({"a": [fine], "pad": NOTES}), Delta)
+    assert isinstance(states.publish({"a": 2, "pad": NOTES}), Delta)
+    assert isinstance(states.publish({"b": [fine], "other": NOTES[::-1] * 3}), Snapshot)
+
+
 def test_nan_behind_an_equal_null_is_refused() -> None:
     states = StateManager()
     states.publish({"a": None, "pad": NOTES})
