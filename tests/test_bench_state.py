@@ -27,6 +27,7 @@ def test_the_state_benchmark_runs_quickly_and_prints_both_tables() -> None:
         "| publish, 1% of the objects -> Delta |",
         "| publish, every object -> Delta |",
         "| publish, a new document -> Snapshot |",
+        "| publish, a new document after a delta -> Snapshot |",
         "| publish, a new document, then one field -> Snapshot, Delta |",
         "| `patch.diff`, one field",
         "| `jsonpatch.make_patch`, every object |",
