@@ -43,6 +43,7 @@ from .patch._json import (
 )
 from .patch._sketch import Sketch
 from .patch._sketch import overflows as _sketch_overflows
+from .patch._sketch import renewed as _sketch_renewed
 from .patch._sketch import sketch as _sketch_of
 from .patch._sketch import updated as _sketch_updated
 from .patch._window import locate as _locate
@@ -252,7 +253,8 @@ class StateManager:
             baseline = self._baseline
             if baseline is _MISSING:
                 return self._snapshot(state, encoded, loadable)
-            if baseline is _LAZY:
+            decoded = baseline is not _LAZY
+            if not decoded:
                 if encoded == self._bytes:
                     if _plain_json(state, encoded):
                         self._hint = state
@@ -271,6 +273,12 @@ class StateManager:
             # holds NaN, so Python == (which is False for NaN) settles it.
             if encoded == self._bytes and state == baseline:
                 return Unchanged()
+            if decoded:
+                # Another document? Then a sketch of the baseline may prove the snapshot due
+                # at a fraction of the diff's cost, and it leaves a sketch for the next one.
+                renewed = self._renewed(baseline, state, encoded)
+                if renewed is not None:
+                    return self._snapshot(state, encoded, loadable, renewed, True)
             # The baseline is private, so the patch is applied to it in place; the walk stops
             # as soon as the patch cannot be shorter than the new state.
             result = _publish_diff(baseline, state, encoded)
@@ -309,6 +317,19 @@ class StateManager:
         except _Invalid:  # the caller put something in it since that is not JSON
             return False, None, False
         return True, _sketch_of(state), False
+
+    @staticmethod
+    def _renewed(baseline: Any, state: Any, encoded: bytes) -> Sketch | None:
+        """When ``state`` is shown, from a sketch of the decoded ``baseline``, to need a
+        snapshot, and holds only exact JSON types: the sketch of ``state``; else ``None``."""
+        try:
+            previous = _sketch_renewed(baseline, state)
+            if previous is None:
+                return None
+            due, sketch = _sketch_overflows(previous, state, len(encoded) - 1)
+        except Exception:  # the state's values compare as their types like; the diff decides
+            return None
+        return sketch if due and _plain_json(state, encoded) else None
 
     def _diff_locally(self, state: Any, encoded: bytes, loadable: bool) -> StatePublish | None:
         """The publish from a lazy baseline, diffed from the part of it that changed

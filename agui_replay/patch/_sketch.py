@@ -40,15 +40,23 @@ class Sketch:
 
     ``key`` is the root member holding the list (``None``: the root is the list), ``length``
     the list's length, ``columns`` pairs of member name and the hashes, item by item (``-1``,
-    which ``hash`` never returns, for a value that has none).
+    which ``hash`` never returns, for a value that has none); or, when ``values`` is true, the
+    values themselves (:func:`renewed`'s sketch of a decoded baseline, read once).
     """
 
-    __slots__ = ("columns", "key", "length")
+    __slots__ = ("columns", "key", "length", "values")
 
-    def __init__(self, key: str | None, length: int, columns: list[tuple[str, list[int]]]):
+    def __init__(
+        self,
+        key: str | None,
+        length: int,
+        columns: list[tuple[str, list[Any]]],
+        values: bool = False,
+    ):
         self.key = key
         self.length = length
         self.columns = columns
+        self.values = values  # the columns hold the values themselves (see renewed)
 
     def __repr__(self) -> str:
         names = [name for name, _ in self.columns]
@@ -85,9 +93,11 @@ def _column(items: list[Any], name: str) -> list[Any] | None:
         return None
 
 
-def sketch(state: Any) -> Sketch | None:
-    """A sketch of ``state`` (a plain JSON value, as the StateManager's lazy baseline), or
-    ``None`` when it has no long list of objects with string members."""
+def _plan(state: Any) -> tuple[str | None, list[Any], list[str]] | None:
+    """Where a sketch of ``state`` looks: the root member holding its longest list (``None``:
+    the root is the list), that list, and the string members of its objects to hash (those of
+    the first object, the longest name and value first: each changed value weighs its path
+    and its length in the bound); ``None`` when there is no long list of such objects."""
     key: str | None = None
     items: Any = state
     if type(state) is dict:
@@ -104,13 +114,21 @@ def sketch(state: Any) -> Sketch | None:
         return None
     if len(items) < _MIN_ITEMS or type(items[0]) is not dict:
         return None
-    # String members of the first object, the longest (name and value) first: each changed
-    # value weighs its path and its length in the bound.
     first = items[0]
     names = sorted(
         (name for name, value in first.items() if type(value) is str),
         key=lambda name: -len(name) - len(first[name]),
     )[:_COLUMNS]
+    return (key, items, names) if names else None
+
+
+def sketch(state: Any) -> Sketch | None:
+    """A sketch of ``state`` (a plain JSON value, as the StateManager's lazy baseline), or
+    ``None`` when it has no long list of objects with string members."""
+    plan = _plan(state)
+    if plan is None:
+        return None
+    key, items, names = plan
     columns = []
     for name in names:
         values = _column(items, name)
@@ -119,6 +137,40 @@ def sketch(state: Any) -> Sketch | None:
     if not columns:
         return None
     return Sketch(key, len(items), columns)
+
+
+def renewed(baseline: Any, state: Any) -> Sketch | None:
+    """The sketch of ``baseline`` (a plain JSON value: the StateManager's decoded baseline)
+    when ``state`` looks like another document, for :func:`overflows` to prove a snapshot
+    due without the diff; ``None`` otherwise, at the cost of a few lookups.
+
+    It looks like one when its list is as long and the first, middle and last objects differ
+    from the baseline's in every sketched member. A guess only: the proof is still the bound,
+    and where it falls short the diff decides."""
+    plan = _plan(baseline)
+    if plan is None:
+        return None
+    key, items, names = plan
+    now = _items_of(state, key)
+    if now is None or len(now) != len(items):
+        return None
+    for index in (0, len(items) // 2, len(items) - 1):
+        old, new = items[index], now[index]
+        if type(old) is not dict or type(new) is not dict:
+            return None
+        for name in names:
+            value = new.get(name)  # only a string counts in the bound
+            if type(value) is not str or value == old.get(name):
+                return None
+    # The baseline's values themselves, not their hashes: they are at hand, and comparing
+    # them is cheaper than hashing them (fresh from orjson, none is hashed yet). Such a
+    # sketch is only read, once: holding them would slow the next type check (see Sketch).
+    columns = []
+    for name in names:
+        values = _column(items, name)
+        if values is not None:
+            columns.append((name, values))
+    return Sketch(key, len(items), columns, values=True) if columns else None
 
 
 def overflows(previous: Sketch, state: Any, room: int) -> tuple[bool, Sketch | None]:
@@ -146,7 +198,7 @@ def overflows(previous: Sketch, state: Any, room: int) -> tuple[bool, Sketch | N
         # that are strings now are counted, where the hash differs from the baseline's: equal
         # strings hash equal, and a value of another type is never the same JSON as a string
         # (a tuple is != the list it encodes as, so a container's != says nothing).
-        flags = list(map(operator.ne, was, hashes))
+        flags = list(map(operator.ne, was, now if previous.values else hashes))
         # A new document changes every value: then there is nothing to pick out.
         changed = now if all(flags) else list(compress(now, flags))
         try:
