@@ -384,6 +384,11 @@ class StateManager:
         (of ``state``) its sketch. ``plain``: :func:`_plain_json` is known to hold."""
         self._sketch, self._diffed_locally = None, False
         if plain or _plain_json(state, encoded):
+            if sketch is None and len(encoded) >= _LOCAL_FIRST:
+                # The first snapshot, or one the diff found: a sketch now spares the next
+                # document the walk from this one (and the encoding that must precede it).
+                # Smaller states decode at their first delta, which drops it.
+                sketch = _sketch_of(state)
             self._baseline, self._hint, self._sketch = _LAZY, state, sketch
         else:
             # Python == catches what orjson wrote but is not JSON (NaN as null, UUIDs, enums);

@@ -161,6 +161,26 @@ def test_a_sketch_never_trusts_the_object_published_before() -> None:
     )
 
 
+def test_the_first_snapshot_of_a_large_state_leaves_a_sketch() -> None:
+    # From 32 KB on the first publish sketches the state, so that a new document after it
+    # (or after deltas diffed from the changed bytes, which keep the sketch up to date) is
+    # proved a snapshot without the walk from the object published before. Across this range
+    # of sizes the rule's outcome goes from snapshot to delta.
+    outcomes = set()
+    for extra in range(3000, 5600, 100):
+        second = grid(1, 31, extra, items=700)
+        third = grid(2, 31, extra, items=700)
+        states = StateManager()
+        assert isinstance(states.publish(second), Snapshot)
+        assert states._sketch is not None
+        check(states, second, second, third)
+        outcomes.add(expected(second, third))
+    assert outcomes == {Delta, Snapshot}
+    small = StateManager()
+    small.publish(grid(1, 0, 0))  # under 32 KB: the first delta decodes, which drops it
+    assert small._sketch is None
+
+
 def test_a_new_document_after_a_delta_follows_the_rule_at_its_boundary() -> None:
     # Under 32 KB a delta decodes the baseline; another document after it is proved to need a
     # snapshot from a sketch of that decoded baseline (patch._sketch.renewed), as after a
