@@ -9,6 +9,7 @@ import copy
 import enum
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -99,22 +100,36 @@ def test_the_snapshot_after_a_snapshot_follows_the_rule_at_its_boundary(extra: i
     check(states, second, second, third)
 
 
+def across_the_boundary(lead_in: Callable[[StateManager, Any, Any], None]) -> StateManager:
+    """For each size across the boundary: a manager, ``lead_in(states, second, third)``, then
+    the publish of ``third`` (the 32-object grid with every sketched member changed) after
+    ``second``, which must give the rule's outcome; both outcomes must occur. Returns the
+    manager of the smallest size, the farthest from the boundary."""
+    outcomes, first = set(), None
+    for extra in range(0, 240):
+        second = grid(1, 31, extra, items=32)
+        third = grid(2, 31, extra, items=32)
+        states = StateManager()
+        lead_in(states, second, third)
+        check(states, second, orjson.loads(orjson.dumps(second)), third)
+        outcomes.add(expected(second, third))
+        first = first or states
+    assert outcomes == {Delta, Snapshot}
+    assert first is not None
+    return first
+
+
 def test_one_replace_too_many_in_the_bound_is_seen() -> None:
     # 32 objects, the fewest a sketch is made for: the bound counts one digit per index, so
     # its slack is the second digit of 22 indexes in two columns (44 bytes), less than one
     # replace (about 50). A bound that counts one replace too many gives a snapshot where the
     # rule gives a delta somewhere in this range, which crosses the boundary. (One too few
     # only leaves the proof to the slower walk, which reaches the same outcome.)
-    outcomes = set()
-    for extra in range(0, 240):
-        second = grid(1, 31, extra, items=32)
-        third = grid(2, 31, extra, items=32)
-        states = StateManager()
+    def after_a_snapshot(states: StateManager, second: Any, third: Any) -> None:
         states.publish(grid(0, 0, 0, items=32))
         assert isinstance(states.publish(second), Snapshot)
-        check(states, second, second, third)
-        outcomes.add(expected(second, third))
-    assert outcomes == {Delta, Snapshot}
+
+    across_the_boundary(after_a_snapshot)
 
 
 def test_outcomes_on_both_sides_of_the_boundary_are_met() -> None:
@@ -184,23 +199,18 @@ def test_the_first_snapshot_of_a_large_state_leaves_a_sketch() -> None:
 def test_a_new_document_after_a_delta_follows_the_rule_at_its_boundary() -> None:
     # Under 32 KB a delta decodes the baseline; another document after it is proved to need a
     # snapshot from a sketch of that decoded baseline (patch._sketch.renewed), as after a
-    # snapshot. 32 objects leave the bound little slack (see the test above), and the range
-    # crosses the boundary, so a bound counted from the wrong document, or one replace too
-    # high, gives a snapshot where the rule gives a delta.
-    outcomes = set()
-    for extra in range(0, 240):
-        second = grid(1, 31, extra, items=32)
-        third = grid(2, 31, extra, items=32)
-        states = StateManager()
+    # snapshot. The bound's slack is as small as in the test above, so a bound counted from
+    # the wrong document, or one replace too high, gives a snapshot where the rule gives a
+    # delta.
+    def after_a_delta(states: StateManager, second: Any, third: Any) -> None:
         states.publish(second)
         second["items"][1]["aa"] = third["items"][1]["aa"]  # not a sampled object
         assert isinstance(states.publish(second), Delta)
-        result = check(states, second, orjson.loads(orjson.dumps(second)), third)
-        outcomes.add(expected(second, third))
-        if extra == 0:  # far from the boundary: proved from the sketch, which it leaves
-            assert result == third  # for the next document (the diff's snapshot leaves none)
-            assert states._sketch is not None
-    assert outcomes == {Delta, Snapshot}
+
+    far = across_the_boundary(after_a_delta)
+    # far from the boundary, proved from the sketch, which it leaves for the next document
+    # (the diff's snapshot leaves none)
+    assert far._sketch is not None
 
 
 @pytest.mark.parametrize("kind", ["nan", "uuid", "enum"])
