@@ -217,16 +217,11 @@ class _Walk:
         a = a if type(a) is list else list(a)  # a tuple is only read (never in a baseline)
         b = b if type(b) is list else list(b)
         n, m = len(a), len(b)
-        if fast and n == m and n <= _SCAN:
-            # What the trimming below comes to for a list of the same length that its first
-            # scan covers whole: pair up everything from the first to the last index where !=
-            # holds. One pass inside C iterators finds those indexes (the two scans from the
-            # ends compare the item that changed twice, and cost a fifth more on a list of 84
-            # objects with one change); a few are walked alone, not the stretch between them.
-            changed = list(compress(count(), map(operator.ne, a, b)))
-            if len(changed) < _COLUMNS:
-                self._items(a, b, path, changed)
-            else:
+        if fast and n == m and n <= _SHORT:
+            # What the trimming below comes to for a short list of the same length: pair up
+            # everything from the first to the last index where == differs.
+            changed = [i for i in range(n) if a[i] != b[i]]
+            if changed:
                 self.paired(a, b, path, changed[0], changed[-1] + 1)
             return
         shorter = min(n, m)
