@@ -32,40 +32,33 @@ def step(kind: str, name: str) -> Event:
     return {"type": f"STEP_{kind}", "stepName": name}
 
 
+def _event(family: str, kind: str, key: str, ident: str, extra: dict[str, Event]) -> Event:
+    """``{family}_{kind}`` for ``ident`` under ``key``, with the members ``extra`` gives
+    that kind."""
+    return {"type": f"{family}_{kind}", key: ident, **extra.get(kind, {})}
+
+
 def text(kind: str, mid: str, delta: str = "hi") -> Event:
-    event: Event = {"type": f"TEXT_MESSAGE_{kind}", "messageId": mid}
-    if kind == "CONTENT":
-        event["delta"] = delta
-    if kind == "START":
-        event["role"] = "assistant"
-    return event
+    extra = {"CONTENT": {"delta": delta}, "START": {"role": "assistant"}}
+    return _event("TEXT_MESSAGE", kind, "messageId", mid, extra)
 
 
 def tool(kind: str, cid: str) -> Event:
-    event: Event = {"type": f"TOOL_CALL_{kind}", "toolCallId": cid}
-    if kind == "START":
-        event["toolCallName"] = "search"
-    if kind == "ARGS":
-        event["delta"] = "{}"
-    if kind == "RESULT":
-        event.update(messageId=f"{cid}-result", content="ok")
-    return event
+    extra = {
+        "START": {"toolCallName": "search"},
+        "ARGS": {"delta": "{}"},
+        "RESULT": {"messageId": f"{cid}-result", "content": "ok"},
+    }
+    return _event("TOOL_CALL", kind, "toolCallId", cid, extra)
 
 
 def reasoning(kind: str, mid: str) -> Event:
-    event: Event = {"type": f"REASONING_{kind}", "messageId": mid}
-    if kind == "MESSAGE_CONTENT":
-        event["delta"] = "hmm"
-    return event
+    return _event("REASONING", kind, "messageId", mid, {"MESSAGE_CONTENT": {"delta": "hmm"}})
 
 
 def subagent(kind: str, sid: str) -> Event:
-    event: Event = {"type": f"SUBAGENT_{kind}", "subagentRunId": sid}
-    if kind == "STARTED":
-        event["name"] = "helper"
-    if kind == "ERROR":
-        event["message"] = "failed"
-    return event
+    extra = {"STARTED": {"name": "helper"}, "ERROR": {"message": "failed"}}
+    return _event("SUBAGENT", kind, "subagentRunId", sid, extra)
 
 
 def chunk(kind: str, ident: str | None = None, delta: str | None = "x", **extra: Any) -> Event:
