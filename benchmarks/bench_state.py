@@ -24,10 +24,11 @@ median ratio over the rounds. What each row measures:
   for the one after. The first round, with no sketch yet, walks from the previous object
   after checking that its JSON is still those bytes.
 - a new document after a delta: each round changes one field of the document published last
-  and publishes it (a delta, untimed), then publishes the other document (timed). Below 256
-  KB that delta decoded the baseline, so the snapshot is found by the diff from it (which
-  stops as soon as the patch cannot be shorter); from 256 KB on the delta was diffed from
-  the changed bytes alone and the baseline is still bytes and a sketch.
+  and publishes it (a delta, untimed), then publishes the other document (timed). Below 32
+  KB that delta decoded the baseline, so the snapshot is proved from a sketch of the decoded
+  baseline (or, where that falls short, found by the diff from it); from 32 KB on the first
+  delta after a snapshot is diffed from the changed bytes alone, and the baseline is still
+  bytes and a sketch.
 - a new document, then one field: what the decoding skipped above costs when a delta follows:
   a new document (a fresh object) is published, then one of its fields changed in place and
   published again; the cell is the time of both publishes over the time of both dumps, with
@@ -36,7 +37,7 @@ median ratio over the rounds. What each row measures:
 Goals (issue 15): publish <= 5x for one field, 1% and a new document (the snapshot outcome,
 both rows), <= 20x when every object changed. ``jsonpatch.make_patch`` of the same change is
 beside it (it compares with ``==``, so it is not type-strict), timed after all of our rounds
-of the cell: its allocations on a 10 MB state slow the publishes that follow it.
+of the cell, so that the heap its allocations leave cannot weigh on ours.
 
 The stream: a ``Session`` fed a STATE_SNAPSHOT and then N STATE_DELTAs, either appending to a
 list (``add /log/-``) or replacing one scalar; the growth exponent from the smallest to the
@@ -168,7 +169,7 @@ def publish_cell(items: int, shape: str, rounds: int, theirs: bool = True) -> tu
 def after_delta_cell(items: int, rounds: int, theirs: bool = True) -> tuple[float, float]:
     """ "A new document after a delta": each round changes one field of the document published
     last and publishes it (a delta, untimed), then publishes the other document (timed: a
-    snapshot whose baseline is the delta's, decoded below 256 KB). jsonpatch: the same pairs,
+    snapshot whose baseline is the delta's, decoded below 32 KB). jsonpatch: the same pairs,
     after our rounds."""
     docs = [make_state(items, salt) for salt in range(2)]
     states = StateManager()
