@@ -41,8 +41,9 @@ from .patch._json import (
     _value_error,
     json_equal,
 )
-from .patch._sketch import Sketch
+from .patch._sketch import Plan, Sketch
 from .patch._sketch import overflows as _sketch_overflows
+from .patch._sketch import plan as _sketch_plan
 from .patch._sketch import renewed as _sketch_renewed
 from .patch._sketch import sketch as _sketch_of
 from .patch._sketch import updated as _sketch_updated
@@ -200,7 +201,17 @@ class StateManager:
     # re-encoding it).
     # ``_diffed_locally``: a delta since the snapshot was diffed from the changed bytes alone
     # (patch._window; see _LOCAL_AGAIN).
-    __slots__ = ("_baseline", "_bytes", "_diffed_locally", "_hint", "_loadable", "_sketch")
+    # ``_where``: the id of the decoded baseline and where a sketch of it would look
+    # (patch._sketch.plan), found once for all the deltas patched into that object.
+    __slots__ = (
+        "_baseline",
+        "_bytes",
+        "_diffed_locally",
+        "_hint",
+        "_loadable",
+        "_sketch",
+        "_where",
+    )
 
     def __init__(self) -> None:
         self._baseline: Any = _MISSING
@@ -209,6 +220,7 @@ class StateManager:
         self._loadable = True  # orjson reads _bytes back (no integers beyond 64 bits)
         self._sketch: Sketch | None = None
         self._diffed_locally = False
+        self._where: tuple[int, Plan | None] | None = None
 
     @property
     def published(self) -> JSONValue | None:
@@ -318,12 +330,19 @@ class StateManager:
             return False, None, False
         return True, _sketch_of(state), False
 
-    @staticmethod
-    def _renewed(baseline: Any, state: Any, encoded: bytes) -> Sketch | None:
+    def _renewed(self, baseline: Any, state: Any, encoded: bytes) -> Sketch | None:
         """When ``state`` is shown, from a sketch of the decoded ``baseline``, to need a
-        snapshot, and holds only exact JSON types: the sketch of ``state``; else ``None``."""
+        snapshot, and holds only exact JSON types: the sketch of ``state``; else ``None``.
+
+        Every delta of a decoded baseline asks, so where to look is found once per baseline
+        object (a stale answer only loosens the bound: the columns are read afresh)."""
+        where = self._where
+        if where is None or where[0] != id(baseline):
+            where = self._where = (id(baseline), _sketch_plan(baseline))
+        if where[1] is None:
+            return None
         try:
-            previous = _sketch_renewed(baseline, state)
+            previous = _sketch_renewed(baseline, state, where[1])
             if previous is None:
                 return None
             due, sketch = _sketch_overflows(previous, state, len(encoded) - 1)

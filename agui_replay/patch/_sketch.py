@@ -93,11 +93,18 @@ def _column(items: list[Any], name: str) -> list[Any] | None:
         return None
 
 
-def _plan(state: Any) -> tuple[str | None, list[Any], list[str]] | None:
-    """Where a sketch of ``state`` looks: the root member holding its longest list (``None``:
-    the root is the list), that list, and the string members of its objects to hash (those of
-    the first object, the longest name and value first: each changed value weighs its path
-    and its length in the bound); ``None`` when there is no long list of such objects."""
+Plan = tuple[str | None, list[str]]
+"""Where a sketch looks: the root member holding the longest list (``None``: the root is the
+list) and the string members of its objects to take."""
+
+
+def plan(state: Any) -> Plan | None:
+    """Where a sketch of ``state`` looks: its longest list, and the string members of the
+    first object of it, the longest name and value first (each changed value weighs its path
+    and its length in the bound); ``None`` when there is no long list of such objects.
+
+    Only a choice: a sketch made from a plan that no longer fits the document (cached while
+    deltas changed it) still bounds soundly, only less tightly."""
     key: str | None = None
     items: Any = state
     if type(state) is dict:
@@ -119,40 +126,43 @@ def _plan(state: Any) -> tuple[str | None, list[Any], list[str]] | None:
         (name for name, value in first.items() if type(value) is str),
         key=lambda name: -len(name) - len(first[name]),
     )[:_COLUMNS]
-    return (key, items, names) if names else None
+    return (key, names) if names else None
+
+
+def _sketched(items: list[Any], where: Plan, hashed: bool = True) -> Sketch | None:
+    """The sketch of ``items`` (the list ``where`` names) for the members it names: their
+    hashes, or (``hashed=False``) the values themselves."""
+    key, names = where
+    columns = []
+    for name in names:
+        values = _column(items, name)
+        if values is not None:
+            columns.append((name, _hashes(values) if hashed else values))
+    return Sketch(key, len(items), columns, values=not hashed) if columns else None
 
 
 def sketch(state: Any) -> Sketch | None:
     """A sketch of ``state`` (a plain JSON value, as the StateManager's lazy baseline), or
     ``None`` when it has no long list of objects with string members."""
-    plan = _plan(state)
-    if plan is None:
+    where = plan(state)
+    if where is None:
         return None
-    key, items, names = plan
-    columns = []
-    for name in names:
-        values = _column(items, name)
-        if values is not None:
-            columns.append((name, _hashes(values)))
-    if not columns:
-        return None
-    return Sketch(key, len(items), columns)
+    items = _items_of(state, where[0])
+    return None if items is None else _sketched(items, where)
 
 
-def renewed(baseline: Any, state: Any) -> Sketch | None:
-    """The sketch of ``baseline`` (a plain JSON value: the StateManager's decoded baseline)
-    when ``state`` looks like another document, for :func:`overflows` to prove a snapshot
-    due without the diff; ``None`` otherwise, at the cost of a few lookups.
+def renewed(baseline: Any, state: Any, where: Plan) -> Sketch | None:
+    """A sketch of ``baseline`` (a plain JSON value: the StateManager's decoded baseline),
+    where :func:`plan` said, when ``state`` looks like another document, for
+    :func:`overflows` to prove a snapshot due without the diff; ``None`` otherwise, at the
+    cost of a few lookups.
 
     It looks like one when its list is as long and the first, middle and last objects differ
     from the baseline's in every sketched member. A guess only: the proof is still the bound,
     and where it falls short the diff decides."""
-    plan = _plan(baseline)
-    if plan is None:
-        return None
-    key, items, names = plan
-    now = _items_of(state, key)
-    if now is None or len(now) != len(items):
+    key, names = where
+    items, now = _items_of(baseline, key), _items_of(state, key)
+    if items is None or now is None or len(now) != len(items) or not items:
         return None
     for index in (0, len(items) // 2, len(items) - 1):
         old, new = items[index], now[index]
@@ -165,12 +175,7 @@ def renewed(baseline: Any, state: Any) -> Sketch | None:
     # The baseline's values themselves, not their hashes: they are at hand, and comparing
     # them is cheaper than hashing them (fresh from orjson, none is hashed yet). Such a
     # sketch is only read, once: holding them would slow the next type check (see Sketch).
-    columns = []
-    for name in names:
-        values = _column(items, name)
-        if values is not None:
-            columns.append((name, values))
-    return Sketch(key, len(items), columns, values=True) if columns else None
+    return _sketched(items, where, hashed=False)
 
 
 def overflows(previous: Sketch, state: Any, room: int) -> tuple[bool, Sketch | None]:
