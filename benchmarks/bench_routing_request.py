@@ -3,9 +3,10 @@ in process against over the socket, in one interpreter.
 
 Run:  .venv/bin/python benchmarks/bench_routing_request.py [--chunks 2000] [--pairs 15]
 
-A 2,000-chunk OpenAI stream is recorded once (a scripted FakeProvider behind a Recorder), and
-replayed from that recording (``Recorder.to_fake()``: every chunk listed, as a cassette's are)
-by four arms, alternated pair by pair, each with its client built once:
+A 2,000-chunk OpenAI stream is recorded (a scripted FakeProvider behind a Recorder), once for
+every request the arms will make, and replayed from that recording (``Recorder.to_fake()``:
+every chunk listed, as a cassette's are) by five arms, alternated round by round, each with
+its client built once:
 
 * ``sdk, in process``: the ``openai`` SDK on ``fake.transport()`` (httpx2, no socket);
 * ``sdk, socket``: the same SDK at the fake's loopback server (``fake.serve()``), every chunk
