@@ -293,7 +293,8 @@ class StateManager:
                     return self._snapshot(state, encoded, loadable, renewed, True)
             # The baseline is private, so the patch is applied to it in place; the walk stops
             # as soon as the patch cannot be shorter than the new state.
-            result = _publish_diff(baseline, state, encoded)
+            known = self._bytes if loadable and self._loadable else None
+            result = _publish_diff(baseline, state, encoded, a_bytes=known)
             if result is None:
                 return self._snapshot(state, encoded, loadable)
         except _Invalid as exc:
@@ -369,7 +370,9 @@ class StateManager:
             old = orjson.loads(old_bytes[start:end])
         except orjson.JSONDecodeError:
             return None
-        result = _publish_diff(old, value, encoded[start:stop], room=len(encoded) - 1)
+        result = _publish_diff(
+            old, value, encoded[start:stop], room=len(encoded) - 1, a_bytes=old_bytes[start:end]
+        )
         if result is None:
             self._bytes, self._hint, self._sketch = encoded, state, None
             self._diffed_locally = False

@@ -6,6 +6,7 @@ import copy
 import dataclasses
 from typing import Any
 
+import orjson
 import pytest
 from ag_ui.core import StateDeltaEvent, StateSnapshotEvent
 from hypothesis import HealthCheck, given, settings
@@ -82,6 +83,12 @@ def _mutated(draw: st.DrawFn, value: Any) -> Any:
 
 NOTES = "the document the user is editing, at some length"
 
+
+def strict(value: Any) -> bytes:
+    """Type-strict bytes: 1, 1.0 and true differ, key order does not."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
 # ------------------------------------------------------------------------- the seed's examples
 
 
@@ -149,6 +156,50 @@ def test_type_only_changes_are_never_unchanged(old: Any, new: Any) -> None:
         assert json_equal(states.published, wrap(new))
         if isinstance(result, Delta):
             assert json_equal(apply_patch(wrap(old), result.ops), wrap(new))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ([1, 2], [1.0, 2]),
+        ([1, 2], [True, 2]),
+        ([1, 1.0], [1.0, 1]),  # the same length: only the bytes themselves tell
+        ([1.0, True], [True, 1.0]),
+        ([0.0, -0.0], [-0.0, 0.0]),
+    ],
+)
+def test_a_type_change_that_equality_hides_beside_a_real_change(old: Any, new: Any) -> None:
+    # The walk compares the short list with ==, which takes 1.0 for 1; the replacement beside
+    # it is checked by splicing it into the baseline's bytes (patch._diff._spliced), and the
+    # hidden change must still reach the client.
+    def doc(hidden: Any, name: str) -> dict[str, Any]:
+        return {"list": hidden, "name": name, "pad": NOTES * 4}
+
+    states = StateManager()
+    states.publish(doc(old, "a"))
+    assert isinstance(states.publish(doc(old, "b")), Delta)  # the baseline is decoded now
+    result = states.publish(doc(new, "c"))
+    assert isinstance(result, Delta), result
+    assert strict(apply_patch(doc(old, "b"), result.ops)) == strict(doc(new, "c"))
+    assert strict(states.published) == strict(doc(new, "c"))
+    assert states.publish(doc(new, "c")) == Unchanged()
+
+
+def test_a_replacement_whose_old_bytes_occur_twice_is_still_exact() -> None:
+    # "name":"same" is in both objects: the splice cannot tell which one changed, so the
+    # patched baseline is encoded whole; a hidden True for 1 is caught either way.
+    doc = {"a": {"name": "same", "n": [1]}, "b": {"name": "same", "n": [1]}, "pad": NOTES}
+    states = StateManager()
+    states.publish(doc)
+    doc["pad"] = NOTES + "!"
+    states.publish(doc)  # decoded from here on
+    doc["b"]["name"] = "other"
+    assert states.publish(doc) == Delta([{"op": "replace", "path": "/b/name", "value": "other"}])
+    doc["a"]["name"], doc["b"]["n"] = "renamed", [True]
+    result = states.publish(doc)
+    assert isinstance(result, Delta)
+    assert strict(states.published) == strict(doc)
+    assert {op["path"] for op in result.ops} == {"/a/name", "/b/n/0"}
 
 
 def test_key_order_alone_is_unchanged() -> None:
@@ -533,17 +584,20 @@ def test_a_type_without_defaults_says_how_to_fix() -> None:
 # -------------------------------------------------------------------------------------- property
 
 
+@pytest.mark.parametrize("pad", [0, 300])  # 300: a long member beside, so deltas are common
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), start=JSON)
 def test_property_published_sequence_replays_to_the_last_state(
-    data: st.DataObject, start: Any
+    data: st.DataObject, start: Any, pad: int
 ) -> None:
     states = StateManager()
     client: Any = None
     current = start
+    doc = current
     for step in range(data.draw(st.integers(1, 6))):
         if step:
-            current = data.draw(_mutated(current) | JSON)
+            doc = data.draw(_mutated(doc) | JSON)
+        current = {"doc": doc, "pad": "p" * pad} if pad else doc
         sent = copy.deepcopy(current)
         result = states.publish(current)
         match result:

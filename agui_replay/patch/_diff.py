@@ -30,6 +30,8 @@ from ._json import (
     _tokens,
     _value_error,
 )
+from ._splice import places as _places
+from ._splice import spliced as _spliced
 
 _Eq = Callable[[Any, Any], bool]
 
@@ -587,7 +589,7 @@ def _diff_checked(
 
 
 def _publish_diff(
-    a: Any, b: Any, b_bytes: bytes, room: int | None = None
+    a: Any, b: Any, b_bytes: bytes, room: int | None = None, a_bytes: bytes | None = None
 ) -> tuple[list[Operation], Any, bytes] | None:
     """:func:`_diff_checked` for the StateManager, whose baseline ``a`` is a private plain copy.
 
@@ -595,7 +597,10 @@ def _publish_diff(
     untouched; ``room`` replaces that budget when ``b`` is part of a larger document).
     Otherwise the patch, the new baseline and its compact JSON: the patch is
     applied to ``a`` in place through the container references the walk kept (no paths parsed,
-    nothing copied but the new containers), and undone if the byte check fails.
+    nothing copied but the new containers), and undone if the byte check fails. ``a_bytes``,
+    when given, is ``a``'s compact JSON as :func:`_dumps_known` writes it (orjson's, no
+    integers beyond 64 bits): a patch of a few operations is then checked from it
+    (:mod:`._splice`) instead of encoding the whole patched baseline.
     """
     walk = _Walk(operator.eq, room=len(b_bytes) - 1 if room is None else room, writes=True)
     try:
@@ -605,6 +610,7 @@ def _publish_diff(
     ops = walk.ops
     _own_values(walk)  # first, so that bad JSON raises before anything changes
     sets = cast(list[tuple[Any, Any, Any, Any]], walk.sets)
+    rewrites = None if a_bytes is None or walk.root else _places(sets, walk.edits)
     for node, key, value, _ in sets:
         node[key] = value
     log: list[tuple[Any, ...]] = []
@@ -621,6 +627,8 @@ def _publish_diff(
         else:
             log.append(_removal(node, key))
     root = walk.root[0] if walk.root else a
+    if rewrites is not None and _spliced(cast(bytes, a_bytes), rewrites, b_bytes):
+        return ops, root, b_bytes
     patched_bytes = _verified(root, b, b_bytes)
     if patched_bytes is not None:
         return ops, root, patched_bytes
