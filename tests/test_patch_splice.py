@@ -73,6 +73,7 @@ Change = Callable[[dict[str, Any]], object]
 # name: (what the old document is made into first, or None; the change to the new one)
 SHAPES: dict[str, tuple[Change | None, Change]] = {
     "replace a member": (None, lambda d: d["meta"].update(title="u")),
+    "replace a number by one it begins": (None, lambda d: d["meta"].update(count=34)),
     "replace in two objects": (None, lambda d: (d["log"][1].update(text="x"), d.update(pad="q"))),
     "replace an item": (None, lambda d: d["tags"].__setitem__(1, "c")),
     "append an item": (None, lambda d: d["log"].append({"n": 4, "text": "entry 4"})),
