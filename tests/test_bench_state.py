@@ -65,3 +65,18 @@ def test_one_cell_alone_prints_its_two_ratios() -> None:
     ratios = json.loads(done.stdout)  # a publish's and jsonpatch's; no timing is judged here
     assert len(ratios) == 2
     assert all(isinstance(r, float) and r > 0 for r in ratios), ratios
+
+
+def test_the_splice_comparison_runs_and_prints_both_arms() -> None:
+    script = SCRIPT.with_name("bench_state_splice.py")
+    done = subprocess.run(
+        [sys.executable, str(script), "84", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    for label in ("one field: spliced ", "1% of the objects: spliced "):
+        assert label in done.stdout, done.stdout
+    assert done.stdout.count("encoded ") == 2
