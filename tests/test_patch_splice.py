@@ -129,21 +129,35 @@ def test_a_type_change_that_equality_hides_is_never_spliced_over(
     assert {"op": "replace", "path": "/hidden/0", "value": True} in ops
 
 
-def test_shapes_left_to_the_encoding_are_still_exact() -> None:
-    cases: list[Change] = [
-        lambda d: d["meta"].update(a=1, b=2),  # two additions to one object
-        lambda d: (d["log"].pop(0), d["log"].pop()),  # two removals from one list
-        lambda d: (d["log"].__setitem__(0, {"n": 0}), d["log"].append({"n": 9})),  # both
-        lambda d: d.update(empty=[]) or None,
-        lambda d: [item.update(text="z") for item in d["log"]] and d["meta"].update(count=9),
-    ]
-    for change in cases:
-        old = doc()
-        new = copy.deepcopy(old)
-        change(new)
-        diffed(old, new)
-    old = {"list": [], "pad": PAD}
-    assert diffed(old, {"list": [1], "pad": PAD})[2] is False  # nothing to anchor on
+def _the_texts_and_the_count(d: dict[str, Any]) -> None:
+    for item in d["log"]:
+        item["text"] = "z"
+    d["meta"]["count"] = 9
+
+
+# (change, whether the splice shows it)
+OTHER_SHAPES: dict[str, tuple[Change, bool]] = {
+    "two additions to one object": (lambda d: d["meta"].update(a=1, b=2), False),
+    "two removals from one list": (lambda d: (d["log"].pop(0), d["log"].pop()), False),
+    "five replacements": (_the_texts_and_the_count, False),
+    "every item removed": (lambda d: d["log"].clear(), False),
+    "a member removed from an item, an item appended": (
+        lambda d: (d["log"][0].pop("text"), d["log"].append({"n": 9})),
+        True,
+    ),
+}
+
+
+@pytest.mark.parametrize(("change", "shown"), OTHER_SHAPES.values(), ids=OTHER_SHAPES.keys())
+def test_more_places_or_other_edits_are_left_to_the_encoding(change: Change, shown: bool) -> None:
+    old, new = _pair(None, change)
+    assert diffed(old, new)[2] is shown
+
+
+def test_an_addition_to_an_empty_container_is_left_to_the_encoding() -> None:
+    # nothing to anchor on: "[]" and "{}" are everywhere
+    assert not diffed({"list": [], "pad": PAD}, {"list": [1], "pad": PAD})[2]
+    assert not diffed({"map": {}, "pad": PAD}, {"map": {"k": 1}, "pad": PAD})[2]
 
 
 def test_a_replacement_whose_old_bytes_occur_twice_is_left_to_the_encoding() -> None:

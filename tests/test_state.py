@@ -170,8 +170,8 @@ def test_type_only_changes_are_never_unchanged(old: Any, new: Any) -> None:
 )
 def test_a_type_change_that_equality_hides_beside_a_real_change(old: Any, new: Any) -> None:
     # The walk compares the short list with ==, which takes 1.0 for 1; the replacement beside
-    # it is checked by splicing it into the baseline's bytes (patch._diff._spliced), and the
-    # hidden change must still reach the client.
+    # it is checked by splicing it into the baseline's bytes (patch._splice), and the hidden
+    # change must still reach the client.
     def doc(hidden: Any, name: str) -> dict[str, Any]:
         return {"list": hidden, "name": name, "pad": NOTES * 4}
 
@@ -592,8 +592,7 @@ def test_property_published_sequence_replays_to_the_last_state(
 ) -> None:
     states = StateManager()
     client: Any = None
-    current = start
-    doc = current
+    doc = start
     for step in range(data.draw(st.integers(1, 6))):
         if step:
             doc = data.draw(_mutated(doc) | JSON)
