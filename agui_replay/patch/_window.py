@@ -28,22 +28,21 @@ from ._json import _OPTS, _escape
 
 _CHUNK = 64  # items of a list encoded together while counting offsets
 _GALLOP = 256  # bytes compared at first when looking for the first difference
-# ... doubling up to this many: slices are copies, and small ones reuse freed memory (a large
-# one is fresh pages, each faulted in, which costs more than the comparison)
-_BLOCK = 1 << 16
 _SMALL = 16  # containers up to this length count as small (see _member_holding)
 
 
 def _shared(a: bytes, b: bytes, limit: int, from_end: bool) -> int:
     """How many bytes, at most ``limit``, ``a`` and ``b`` share from their start (or their
-    end): blocks compared in C, growing, then the one that differs halved (about three copies
-    of the shared run in all)."""
+    end): runs compared in C, doubling, then the one that differs halved. The runs of ``a``
+    are views, not copies (``startswith`` and ``endswith`` compare a view in place), so the
+    whole search reads the shared bytes about three times and allocates nothing large."""
     n, m = len(a), len(b)
+    view = memoryview(a)
 
     def same(low: int, high: int) -> bool:  # the bytes low:high from the start, or the end
         if from_end:
-            return a[n - high : n - low] == b[m - high : m - low]
-        return a[low:high] == b[low:high]
+            return b.endswith(view[n - high : n - low], 0, m - low)
+        return b.startswith(view[low:high], low)
 
     low, step = 0, _GALLOP
     while True:
@@ -52,8 +51,8 @@ def _shared(a: bytes, b: bytes, limit: int, from_end: bool) -> int:
         high = min(low + step, limit)
         if not same(low, high):
             break
-        low, step = high, min(step * 2, _BLOCK)
-    while high - low > 1:  # low bytes shared, and the block low:high differs
+        low, step = high, step * 2
+    while high - low > 1:  # low bytes shared, and the run low:high differs
         middle = (low + high) // 2
         if same(low, middle):
             low = middle
