@@ -366,13 +366,12 @@ class StateManager:
         end = stop + len(old_bytes) - len(encoded)
         if 2 * (end - start) > len(old_bytes) or not _plain_json(state, encoded):
             return None
+        old_part, part = old_bytes[start:end], encoded[start:stop]
         try:
-            old = orjson.loads(old_bytes[start:end])
+            old = orjson.loads(old_part)
         except orjson.JSONDecodeError:
             return None
-        result = _publish_diff(
-            old, value, encoded[start:stop], room=len(encoded) - 1, a_bytes=old_bytes[start:end]
-        )
+        result = _publish_diff(old, value, part, room=len(encoded) - 1, a_bytes=old_part)
         if result is None:
             self._bytes, self._hint, self._sketch = encoded, state, None
             self._diffed_locally = False
@@ -381,7 +380,7 @@ class StateManager:
         for op in ops:
             op["path"] = pointer + op["path"]
         baseline = encoded
-        if patched != encoded[start:stop]:  # the same JSON, the baseline's keys in its order
+        if patched != part:  # the same JSON, the baseline's keys in its order
             baseline = old_bytes[:start] + patched + old_bytes[end:]
         self._bytes, self._hint = baseline, state
         self._sketch = _sketch_updated(self._sketch, ops)
