@@ -210,7 +210,12 @@ def _refuse_non_finite(doc: Any) -> None:
 def _dotted(where: Sequence[PathPart]) -> str:
     out = ""
     for part in where:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+        if isinstance(part, str):
+            out += f".{part}" if out else part
+        elif isinstance(part, int) and not isinstance(part, bool):
+            out += f"[{part}]"
+        else:  # a key JSON cannot hold (None, True, a tuple), in a dict built in Python
+            out += f"[{part!r}]"
     return out
 
 

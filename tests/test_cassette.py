@@ -444,6 +444,15 @@ def test_from_dict_refuses_what_json_cannot_hold_and_names_the_place(bad: float)
         Cassette.from_dict(doc)
 
 
+@pytest.mark.parametrize("key", [None, True, (1, 2)])
+def test_a_non_finite_number_under_a_key_json_cannot_hold_is_named(key: object) -> None:
+    # found by tests/test_fuzz_entry_points.py: the message builder itself raised TypeError
+    doc = {"runs": [{"events": [{key: float("inf")}]}]}
+    with pytest.raises(CassetteError) as caught:
+        Cassette.from_dict(doc, source="built.json")
+    assert f"runs[0].events[0][{key!r}]: NaN or infinity" in str(caught.value)
+
+
 def test_big_integers_survive_a_save_and_a_load(tmp_path: Path) -> None:
     cassette = _cassette()
     cassette.runs[0].events[-2]["snapshot"] = {"id": 12345678901234567890123, "n": [2**65]}
