@@ -1,30 +1,35 @@
-"""The loopback route of a client that cannot be answered in process (aiohttp), against the
-in-process route of the same SDK, and vcrpy replaying the same responses.
+"""google-genai's async client over aiohttp, answered in process by the zero-config routing,
+against the same client over the loopback socket, the same SDK sent through httpx2, and vcrpy
+replaying the same responses.
 
 Run:  .venv/bin/python benchmarks/bench_routing_aiohttp.py [--tests 40] [--chunks 50 2000]
       [--rounds 3]
 
 ``google-genai``'s async client sends through aiohttp whenever aiohttp is installed (Google ADK
-agents call it so); during a run the zero-config routing rewrites those requests to the
-session's loopback server, so every chunk crosses a real socket and aiohttp's HTTP parser. The
-same SDK can be told to send through ``httpx2``, which the routing answers in process. For each
-chunk count, one pytest project with ``--tests`` replayed tests per arm, each arm's module
-building one ``genai.Client(api_key=...)`` at import time (as an app does; building one per test
-would add the SDK's own set-up, an SSL context from certifi for aiohttp, to one arm only) and each
-test streaming ``generate_content_stream`` through ``client.aio`` (one AG-UI delta per chunk);
-arms interleaved round by round, medians of wall and CPU time of each whole pytest process
-(start-up included):
+agents call it so); during a run the zero-config routing hands those requests an in-memory
+connection from aiohttp's own connector (``providers/_aiohttp.py``), so aiohttp's HTTP parser
+reads every chunk with no socket. For each chunk count, one pytest project with ``--tests``
+replayed tests per arm, each arm's module building one ``genai.Client`` (at import time, as an
+app does, or at its first test where it needs the loopback server's URL; building one per test
+would add the SDK's own set-up, an SSL context from certifi for aiohttp, to some arms only) and
+each test streaming ``generate_content_stream`` through ``client.aio`` (one AG-UI delta per
+chunk); arms interleaved round by round, medians of wall and CPU time of each whole pytest
+process (start-up included):
 
 * ``vcrpy``: vcrpy 9 replays the recorded response to the aiohttp client (``record_mode="none"``,
   matched on method and path); events counted, nothing compared;
-* ``aiohttp, zero-config (loopback)``: ``genai.Client(api_key=...)`` as a user builds it,
-  replayed by the ``agui`` fixture over the loopback socket;
+* ``aiohttp, zero-config (in process)``: ``genai.Client(api_key=...)`` as a user builds it,
+  replayed by the ``agui`` fixture through the in-memory connection;
+* ``aiohttp, over the socket``: the same client at the loopback server's Gemini URL with
+  ``@pytest.mark.agui(intercept=False)``: every chunk crosses a real socket (what the first
+  version of the aiohttp routing did, and what a client in another process gets);
 * ``httpx2, zero-config (in process)``: ``HttpOptions(async_client_args={"transport":
   httpx2.AsyncHTTPTransport()})``, which makes the SDK use httpx2; the routing answers it in
   process.
 
-Closing line: loopback / in process (issue 11's 1.1x). A script, not a test: nothing here passes
-or fails on time.
+Closing lines: aiohttp in process / over the socket, and aiohttp in process / httpx2 in process
+(the two differ in more than the transport: google-genai reads an aiohttp stream a line at a
+time and an httpx2 stream by blocks). A script, not a test: nothing here passes or fails on time.
 """
 
 from __future__ import annotations
@@ -96,7 +101,7 @@ ARMS = {
             events = [e async for e in run_agent(stream_agent(CLIENT), run_input("t", "run-1"))]
         assert len(events) == CHUNKS + 4
     """,
-    "aiohttp, zero-config (loopback)": """
+    "aiohttp, zero-config (in process)": """
     CLIENT = genai.Client(api_key=KEY)  # its async half sends through aiohttp
 
     @pytest.mark.anyio
@@ -104,6 +109,19 @@ ARMS = {
     async def test_arm(agui, i):
         assert CLIENT._api_client._use_aiohttp()
         assert len(await agui.arun(stream_agent(CLIENT), "count")) == CHUNKS + 4
+    """,
+    "aiohttp, over the socket": """
+    CLIENTS = []  # one client, built at the first test: the loopback server's URL is known then
+
+    @pytest.mark.anyio
+    @pytest.mark.agui(intercept=False)
+    @pytest.mark.parametrize("i", range(N))
+    async def test_arm(agui, i):
+        if not CLIENTS:
+            options = types.HttpOptions(base_url=agui.provider.gemini_base_url)
+            CLIENTS.append(genai.Client(api_key=KEY, http_options=options))
+        assert CLIENTS[0]._api_client._use_aiohttp()
+        assert len(await agui.arun(stream_agent(CLIENTS[0]), "count")) == CHUNKS + 4
     """,
     "httpx2, zero-config (in process)": """
     import httpx2
@@ -181,11 +199,10 @@ def main() -> None:
             walls, cpus = measure(folder, env, files, options.rounds)
             title = f"{options.tests} replayed tests, {chunks} chunks each (google-genai async)"
             wall, cpu = table(title, options.tests, options.rounds, walls, cpus)
-            loop, inproc = "aiohttp, zero-config (loopback)", "httpx2, zero-config (in process)"
-            print(
-                f"  loopback / in process: {wall[loop] / wall[inproc]:.3f}x"
-                f" (cpu {cpu[loop] / cpu[inproc]:.3f}x)"
-            )
+            ours, socket = "aiohttp, zero-config (in process)", "aiohttp, over the socket"
+            httpx2 = "httpx2, zero-config (in process)"
+            for a, b in ((ours, socket), (socket, ours), (ours, httpx2)):
+                print(f"  {a} / {b}: {wall[a] / wall[b]:.3f}x (cpu {cpu[a] / cpu[b]:.3f}x)")
 
 
 if __name__ == "__main__":

@@ -1,15 +1,18 @@
-"""Zero-config routing of ``aiohttp`` clients, through real pytest runs (pytester).
+"""Zero-config routing of ``aiohttp`` clients, through real pytest runs (pytester), and the
+in-memory connection that answers them.
 
 ``google-genai``'s async client sends its requests with ``aiohttp`` whenever aiohttp is installed
-(Google ADK agents call it that way), and aiohttp's connections cannot be answered in process:
-during a run the routing rewrites a request to a provider host into one to the session's
-loopback server (``/_agui/NAME/...``), over a real socket. The agents below build their clients
-with no base URL; the upstream is a FakeProvider on 127.0.0.1 while recording, stopped before the
-replay, which has no network at all (the guard refuses every non-loopback connection).
+(Google ADK agents call it that way). During a run the routing gives a request to a provider host
+an in-memory connection from aiohttp's own connector (``BaseConnector.connect``): aiohttp writes
+the request to it and parses the planned response with its own parser, with no socket. The agents
+below build their clients with no base URL; the upstream is a FakeProvider on 127.0.0.1 while
+recording, stopped before the replay, which has no network at all (the guard refuses every
+non-loopback connection).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import textwrap
 from collections.abc import Iterator
@@ -24,6 +27,8 @@ import agui_replay.providers.routing
 import agui_replay.recording
 import agui_replay.server
 from agui_replay.providers import FakeProvider, LoopbackServer
+from agui_replay.providers._aiohttp import parse_request
+from agui_replay.providers._wire import Plan
 from agui_replay.providers.routing import ORIGIN_HEADER, HostTable, Router
 
 GEMINI_KEY = "AIzaSyAiohttpRoute-live-key-0123456789ab"
@@ -247,9 +252,106 @@ def test_rewrite_sends_provider_hosts_to_their_loopback_route() -> None:
 
 
 def test_outside_a_run_aiohttp_is_untouched() -> None:
-    """The patch lives only for the span of a run: before and after, ClientSession is aiohttp's."""
-    original = aiohttp.ClientSession._request
+    """The patch lives only for the span of a run: before and after, the connector is aiohttp's."""
+    original = aiohttp.BaseConnector.connect
     with agui_replay.providers.routing.intercepting(_router()):
-        assert aiohttp.ClientSession._request is not original
-        assert aiohttp.ClientSession._request.__wrapped__ is original  # type: ignore[attr-defined]
-    assert aiohttp.ClientSession._request is original
+        assert aiohttp.BaseConnector.connect is not original
+        assert aiohttp.BaseConnector.connect.__wrapped__ is original  # type: ignore[attr-defined]
+    assert aiohttp.BaseConnector.connect is original
+
+
+# --- the in-memory connection ----------------------------------------------------------------
+
+
+def _answering(plan: Plan, seen: list[tuple[Any, ...]]) -> Router:
+    """A router with no loopback server at all: what it answers can only come in process."""
+
+    async def ahandle(
+        method: str, target: str, headers: dict[str, str], body: bytes, **kw: Any
+    ) -> Plan:
+        seen.append((method, target, headers, body, kw))
+        return plan
+
+    def unused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("not called")
+
+    return Router(HostTable(["gateway=llm.internal:8443"]), unused, ahandle)
+
+
+def _chunks(url: str, **post: Any) -> tuple[list[bytes], int]:
+    """The response's chunks as ``iter_chunks()`` reads them, and how many connections the
+    session's connector then keeps in its pool."""
+
+    async def go() -> tuple[list[bytes], int]:
+        connector = aiohttp.TCPConnector()
+        try:
+            async with aiohttp.ClientSession(connector=connector, connector_owner=False) as s:
+                async with s.post(url, json={"q": 1}, **post) as response:
+                    assert response.status == 200
+                    assert response.headers["x-kind"] == "fake"
+                    out = [chunk async for chunk, _ in response.content.iter_chunks()]
+            return out, sum(len(kept) for kept in connector._conns.values())
+        finally:
+            await connector.close()
+
+    return asyncio.run(go())
+
+
+def test_a_provider_request_is_answered_in_process_chunk_by_chunk() -> None:
+    pieces = [b"data: one\n\n", b"data: t", b"wo\n\n", b"data: [DONE]\n\n"]
+    plan = Plan(200, [("x-kind", "fake")], [(0.0, piece) for piece in pieces], streaming=True)
+    seen: list[tuple[Any, ...]] = []
+    with agui_replay.providers.routing.intercepting(_answering(plan, seen)):
+        # a dead proxy and https: neither is reached, nothing is
+        got, pooled = _chunks(
+            "https://api.openai.com/v1/chat/completions?x=1",
+            headers={"Authorization": "Bearer sk-test"},
+            proxy="http://127.0.0.1:9",
+        )
+    assert got == pieces  # each piece its own read, as recorded (a split SSE line included)
+    ((method, target, headers, body, kw),) = seen
+    assert (method, target, body) == ("POST", "/v1/chat/completions?x=1", b'{"q": 1}')
+    assert headers["authorization"] == "Bearer sk-test"
+    assert headers["content-type"] == "application/json"
+    assert kw == {"provider": "openai", "origin": "https://api.openai.com"}
+    assert pooled == 0  # never pooled, so no later request can be handed it
+
+
+def test_a_user_added_host_keeps_its_port_in_the_origin() -> None:
+    plan = Plan(200, [("x-kind", "fake")], [(0.0, b"whole")], streaming=False)
+    seen: list[tuple[Any, ...]] = []
+    with agui_replay.providers.routing.intercepting(_answering(plan, seen)):
+        got, _ = _chunks("http://llm.internal:8443/v1/chat")
+    assert b"".join(got) == b"whole"
+    assert seen[0][4] == {"provider": "gateway", "origin": "http://llm.internal:8443"}
+
+
+def test_a_cut_stream_and_a_router_error_reach_the_aiohttp_caller() -> None:
+    cut = Plan(200, [("x-kind", "fake")], [(0.0, b"data: half")], streaming=True, cut=True)
+    with agui_replay.providers.routing.intercepting(_answering(cut, [])):
+        with pytest.raises(aiohttp.ClientPayloadError):
+            _chunks("https://api.anthropic.com/v1/messages")
+
+    class Refused(Exception):
+        pass
+
+    async def refuse(*args: Any, **kwargs: Any) -> Plan:
+        raise Refused("no recorded interaction matches")
+
+    router = Router(HostTable(), refuse, refuse)
+    with agui_replay.providers.routing.intercepting(router):
+        with pytest.raises(Refused, match="no recorded interaction"):
+            _chunks("https://api.anthropic.com/v1/messages")
+
+
+def test_the_request_parser_takes_what_aiohttp_writes() -> None:
+    chunked = b"POST /v1 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n"
+    assert parse_request(chunked) is None  # no last chunk yet
+    assert parse_request(chunked + b"0\r\n\r\n") == (
+        "POST",
+        "/v1",
+        {"transfer-encoding": "chunked"},
+        b"abcde",
+    )
+    absolute = b"GET http://llm.internal:8443 HTTP/1.1\r\nHost: llm.internal\r\n\r\n"
+    assert parse_request(absolute) == ("GET", "/", {"host": "llm.internal"}, b"")

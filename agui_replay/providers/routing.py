@@ -236,11 +236,16 @@ class Router:
         if request.extensions.get(PASSTHROUGH):
             return None
         url = request.url
-        host, port = url.host, url.port
-        origin = f"{url.scheme}://{url.netloc.decode('ascii')}"
+        return self.route_to(url.host, url.port, f"{url.scheme}://{url.netloc.decode('ascii')}")
+
+    def route_to(
+        self, host: str | None, port: int | None, origin: str
+    ) -> tuple[str | None, str] | None:
+        """``(provider or None, origin)`` when a request to ``host`` (``port``: ``None`` for
+        the scheme's default) is routed: to a provider host, or to the loopback server."""
         if self.is_own(host, port):
             return None, origin
-        name = self.hosts.provider_for(host, port)
+        name = self.hosts.provider_for(host, port) if host else None
         return None if name is None else (name, origin)
 
     def rewrite(self, url: str) -> tuple[str, str] | None:
@@ -327,44 +332,35 @@ def _patch_async(lib: Any, cls: Any) -> Any:
     return handle_async_request
 
 
-def _patch_aiohttp(cls: Any) -> Any:
-    """``ClientSession._request`` sending provider requests to the loopback server (aiohttp's
-    connections cannot be answered in process); WebSocket upgrades are left alone."""
-    original = cls._request
+def _patch_aiohttp(original: Any) -> Any:
+    """aiohttp's ``BaseConnector.connect`` handing a provider request an in-memory connection
+    (:mod:`._aiohttp`) answered by the router: no socket, and none of the session's proxy
+    settings apply. WebSocket upgrades, and every other host, get aiohttp's own connection."""
+    from agui_replay.providers import _aiohttp
 
-    async def _request(self: Any, method: str, str_or_url: Any, **kwargs: Any) -> Any:
+    async def connect(self: Any, req: Any, traces: Any, timeout: Any) -> Any:
         router = _active()
-        if router is not None:
-            headers: Any = kwargs.get("headers")
-            pairs = list(headers.items() if hasattr(headers, "items") else headers or ())
-            url = self._build_url(str_or_url) if hasattr(self, "_build_url") else str_or_url
-            rewritten = router.rewrite(str(url))
-            if rewritten is not None and not any(str(k).lower() == "upgrade" for k, _ in pairs):
-                str_or_url, origin = rewritten
-                kwargs["headers"] = [*pairs, (ORIGIN_HEADER, origin)]
-                # the loopback server is reached directly, never through the agent's proxy
-                kwargs.pop("proxy", None)
-                kwargs.pop("proxy_auth", None)
-        return await original(self, method, str_or_url, **kwargs)
+        if router is not None and "upgrade" not in {k.lower() for k in req.headers}:
+            url = req.url
+            port = url.explicit_port if hasattr(url, "explicit_port") else urlsplit(str(url)).port
+            netloc = url.raw_host if port is None else f"{url.raw_host}:{port}"
+            routed = router.route_to(url.raw_host, port, f"{url.scheme}://{netloc}")
+            if routed is not None:
+                provider, origin = routed
 
-    _request.__wrapped__ = original  # type: ignore[attr-defined]
-    return _request
+                async def answer(
+                    method: str, target: str, headers: dict[str, str], body: bytes
+                ) -> Plan:
+                    assert router is not None
+                    return await router.ahandle(
+                        method, target, headers, body, provider=provider, origin=origin
+                    )
 
+                return _aiohttp.connection(self, req, answer)
+        return await original(self, req, traces, timeout)
 
-def _patch_env_proxy(original: Any) -> Any:
-    """aiohttp's ``get_env_proxy_for_url`` finding no proxy for the session's loopback
-    server: a ``trust_env`` session would otherwise send the rewritten requests to the
-    proxy of ``HTTP_PROXY`` (set while recording behind one), which cannot reach 127.0.0.1
-    here. Other URLs get what the environment says."""
-
-    def get_env_proxy_for_url(url: Any) -> Any:
-        router = _active()
-        if router is not None and router.is_own(url.host, url.port):
-            raise LookupError(f"the agui-replay loopback server {url.host}:{url.port}")
-        return original(url)
-
-    get_env_proxy_for_url.__wrapped__ = original  # type: ignore[attr-defined]
-    return get_env_proxy_for_url
+    connect.__wrapped__ = original  # type: ignore[attr-defined]
+    return connect
 
 
 def _install() -> None:
@@ -375,15 +371,10 @@ def _install() -> None:
     import httpx2
 
     aiohttp = sys.modules.get("aiohttp")  # patched when the agent's stack has loaded it
-    if aiohttp is not None and hasattr(aiohttp, "ClientSession"):
-        session = aiohttp.ClientSession
-        _saved.append((session, "_request", session._request))
-        session._request = _patch_aiohttp(session)
-        client: Any = sys.modules.get("aiohttp.client")
-        original = getattr(client, "get_env_proxy_for_url", None)
-        if original is not None:
-            _saved.append((client, "get_env_proxy_for_url", original))
-            client.get_env_proxy_for_url = _patch_env_proxy(original)
+    connector: Any = getattr(aiohttp, "BaseConnector", None)
+    if connector is not None and hasattr(connector, "connect"):
+        _saved.append((connector, "connect", connector.connect))
+        connector.connect = _patch_aiohttp(connector.connect)
 
     for lib in (httpx2, httpx):
         _saved.append((lib.HTTPTransport, "handle_request", lib.HTTPTransport.handle_request))
