@@ -9,9 +9,10 @@ Run:  .venv/bin/python benchmarks/bench_routing_aiohttp.py [--tests 40] [--chunk
 agents call it so); during a run the zero-config routing hands those requests an in-memory
 connection from aiohttp's own connector (``providers/_aiohttp.py``), so aiohttp's HTTP parser
 reads every chunk with no socket. For each chunk count, one pytest project with ``--tests``
-replayed tests per arm, each arm's module building one ``genai.Client`` (at import time, as an
-app does, or at its first test where it needs the loopback server's URL; building one per test
-would add the SDK's own set-up, an SSL context from certifi for aiohttp, to some arms only) and
+replayed tests per arm, each arm's module building one ``genai.Client`` at import time, as an
+app does (building one per test would add the SDK's own set-up, an SSL context from certifi for
+aiohttp, to some arms only; the socket arm, whose URL changes with each test's loopback server,
+builds a client per test on one SSL context made at import), and
 each test streaming ``generate_content_stream`` through ``client.aio`` (one AG-UI delta per
 chunk); arms interleaved round by round, medians of wall and CPU time of each whole pytest
 process (start-up included):
@@ -20,16 +21,20 @@ process (start-up included):
   matched on method and path); events counted, nothing compared;
 * ``aiohttp, zero-config (in process)``: ``genai.Client(api_key=...)`` as a user builds it,
   replayed by the ``agui`` fixture through the in-memory connection;
-* ``aiohttp, over the socket``: the same client at the loopback server's Gemini URL with
-  ``@pytest.mark.agui(intercept=False)``: every chunk crosses a real socket (what the first
-  version of the aiohttp routing did, and what a client in another process gets);
+* ``aiohttp, zero-config, client per test``: the same, a client built in each test on one SSL
+  context made at import;
+* ``aiohttp, over the socket``: the same SDK, a client built in each test the same way, at the
+  loopback server's Gemini URL with ``@pytest.mark.agui(intercept=False)``: every chunk crosses a
+  real socket (what the first version of the aiohttp routing did, and what a client in another
+  process gets). It differs from the arm before it by the route alone;
 * ``httpx2, zero-config (in process)``: ``HttpOptions(async_client_args={"transport":
   httpx2.AsyncHTTPTransport()})``, which makes the SDK use httpx2; the routing answers it in
   process.
 
-Closing lines: aiohttp in process / over the socket, and aiohttp in process / httpx2 in process
-(the two differ in more than the transport: google-genai reads an aiohttp stream a line at a
-time and an httpx2 stream by blocks). A script, not a test: nothing here passes or fails on time.
+Closing lines: aiohttp over the socket / in process (clients built alike), and aiohttp / httpx2,
+both in process (the two differ in more than the transport: google-genai reads an aiohttp stream
+a line at a time and an httpx2 stream by blocks). A script, not a test: nothing here passes or
+fails on time.
 """
 
 from __future__ import annotations
@@ -110,18 +115,36 @@ ARMS = {
         assert CLIENT._api_client._use_aiohttp()
         assert len(await agui.arun(stream_agent(CLIENT), "count")) == CHUNKS + 4
     """,
+    "aiohttp, zero-config, client per test": """
+    import ssl
+
+    SSL = ssl.create_default_context()  # as in the socket arm below
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("i", range(N))
+    async def test_arm(agui, i):
+        options = types.HttpOptions(async_client_args={"ssl": SSL})
+        client = genai.Client(api_key=KEY, http_options=options)
+        assert client._api_client._use_aiohttp()
+        assert len(await agui.arun(stream_agent(client), "count")) == CHUNKS + 4
+    """,
     "aiohttp, over the socket": """
-    CLIENTS = []  # one client, built at the first test: the loopback server's URL is known then
+    import ssl
+
+    # a client per test (each test has its own loopback server), on one SSL context built at
+    # import, as the other arms' module clients build theirs once
+    SSL = ssl.create_default_context()
 
     @pytest.mark.anyio
     @pytest.mark.agui(intercept=False)
     @pytest.mark.parametrize("i", range(N))
     async def test_arm(agui, i):
-        if not CLIENTS:
-            options = types.HttpOptions(base_url=agui.provider.gemini_base_url)
-            CLIENTS.append(genai.Client(api_key=KEY, http_options=options))
-        assert CLIENTS[0]._api_client._use_aiohttp()
-        assert len(await agui.arun(stream_agent(CLIENTS[0]), "count")) == CHUNKS + 4
+        options = types.HttpOptions(
+            base_url=agui.provider.gemini_base_url, async_client_args={"ssl": SSL}
+        )
+        client = genai.Client(api_key=KEY, http_options=options)
+        assert client._api_client._use_aiohttp()
+        assert len(await agui.arun(stream_agent(client), "count")) == CHUNKS + 4
     """,
     "httpx2, zero-config (in process)": """
     import httpx2
@@ -199,9 +222,9 @@ def main() -> None:
             walls, cpus = measure(folder, env, files, options.rounds)
             title = f"{options.tests} replayed tests, {chunks} chunks each (google-genai async)"
             wall, cpu = table(title, options.tests, options.rounds, walls, cpus)
-            ours, socket = "aiohttp, zero-config (in process)", "aiohttp, over the socket"
-            httpx2 = "httpx2, zero-config (in process)"
-            for a, b in ((ours, socket), (socket, ours), (ours, httpx2)):
+            ours, socket = "aiohttp, zero-config, client per test", "aiohttp, over the socket"
+            module, httpx2 = "aiohttp, zero-config (in process)", "httpx2, zero-config (in process)"
+            for a, b in ((socket, ours), (module, httpx2)):
                 print(f"  {a} / {b}: {wall[a] / wall[b]:.3f}x (cpu {cpu[a] / cpu[b]:.3f}x)")
 
 
