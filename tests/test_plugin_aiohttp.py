@@ -285,11 +285,11 @@ def _chunks(url: str, **post: Any) -> tuple[list[bytes], int]:
     async def go() -> tuple[list[bytes], int]:
         connector = aiohttp.TCPConnector()
         try:
-            async with aiohttp.ClientSession(connector=connector, connector_owner=False) as s:
-                async with s.post(url, json={"q": 1}, **post) as response:
-                    assert response.status == 200
-                    assert response.headers["x-kind"] == "fake"
-                    out = [chunk async for chunk, _ in response.content.iter_chunks()]
+            session = aiohttp.ClientSession(connector=connector, connector_owner=False)
+            async with session, session.post(url, json={"q": 1}, **post) as response:
+                assert response.status == 200
+                assert response.headers["x-kind"] == "fake"
+                out = [chunk async for chunk, _ in response.content.iter_chunks()]
             return out, sum(len(kept) for kept in connector._conns.values())
         finally:
             await connector.close()
@@ -328,9 +328,11 @@ def test_a_user_added_host_keeps_its_port_in_the_origin() -> None:
 
 def test_a_cut_stream_and_a_router_error_reach_the_aiohttp_caller() -> None:
     cut = Plan(200, [("x-kind", "fake")], [(0.0, b"data: half")], streaming=True, cut=True)
-    with agui_replay.providers.routing.intercepting(_answering(cut, [])):
-        with pytest.raises(aiohttp.ClientPayloadError):
-            _chunks("https://api.anthropic.com/v1/messages")
+    with (
+        agui_replay.providers.routing.intercepting(_answering(cut, [])),
+        pytest.raises(aiohttp.ClientPayloadError),
+    ):
+        _chunks("https://api.anthropic.com/v1/messages")
 
     class Refused(Exception):
         pass
@@ -339,9 +341,11 @@ def test_a_cut_stream_and_a_router_error_reach_the_aiohttp_caller() -> None:
         raise Refused("no recorded interaction matches")
 
     router = Router(HostTable(), refuse, refuse)
-    with agui_replay.providers.routing.intercepting(router):
-        with pytest.raises(Refused, match="no recorded interaction"):
-            _chunks("https://api.anthropic.com/v1/messages")
+    with (
+        agui_replay.providers.routing.intercepting(router),
+        pytest.raises(Refused, match="no recorded interaction"),
+    ):
+        _chunks("https://api.anthropic.com/v1/messages")
 
 
 def test_the_request_parser_takes_what_aiohttp_writes() -> None:
