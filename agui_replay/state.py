@@ -42,6 +42,7 @@ from .patch._json import (
     json_equal,
 )
 from .patch._sketch import Plan, Sketch
+from .patch._sketch import looks_new as _sketch_looks_new
 from .patch._sketch import overflows as _sketch_overflows
 from .patch._sketch import plan as _sketch_plan
 from .patch._sketch import renewed as _sketch_renewed
@@ -198,7 +199,8 @@ class StateManager:
     # to find out early that a snapshot is due. Only a delta needs the baseline decoded.
     # ``_sketch`` (patch._sketch) holds hashes of some of the lazy baseline's string values,
     # from which the next snapshot can be shown due without that object (and without
-    # re-encoding it).
+    # re-encoding it); it follows the deltas since, small ones even once the baseline is
+    # decoded.
     # ``_diffed_locally``: a delta since the snapshot was diffed from the changed bytes alone
     # (patch._window; see _LOCAL_AGAIN).
     # ``_where``: the id of the decoded baseline and where a sketch of it would look
@@ -286,8 +288,10 @@ class StateManager:
             if encoded == self._bytes and state == baseline:
                 return Unchanged()
             if decoded:
-                # Another document? Then a sketch of the baseline may prove the snapshot due
-                # at a fraction of the diff's cost, and it leaves a sketch for the next one.
+                # Another document? Then a sketch of the baseline (kept through the deltas
+                # since the snapshot, or made from the decoded baseline) may prove the
+                # snapshot due at a fraction of the diff's cost, and it leaves a sketch for
+                # the next one.
                 renewed = self._renewed(baseline, state, encoded)
                 if renewed is not None:
                     return self._snapshot(state, encoded, loadable, renewed, True)
@@ -301,6 +305,10 @@ class StateManager:
             raise _value_error(exc, "the published state") from None
         ops, patched, patched_bytes = result
         self._baseline, self._bytes = patched, patched_bytes
+        if self._sketch is not None:
+            # A few operations are followed; many would cost more than the sketch saves.
+            fits = len(ops) <= _SKETCH_FOLLOWS
+            self._sketch = _sketch_updated(self._sketch, ops) if fits else None
         return _outcome(ops, len(encoded), patched_bytes, loadable)
 
     def _snapshot_due(self, state: Any, encoded: bytes) -> tuple[bool, Sketch | None, bool]:
@@ -335,8 +343,22 @@ class StateManager:
         """When ``state`` is shown, from a sketch of the decoded ``baseline``, to need a
         snapshot, and holds only exact JSON types: the sketch of ``state``; else ``None``.
 
+        The sketch the baseline had as bytes, kept up to date through the deltas since
+        (hashes, one column read of ``state`` each), is tried first; else one is made from
+        the decoded baseline's values.
+
         Every delta of a decoded baseline asks, so where to look is found once per baseline
         object (a stale answer only loosens the bound: the columns are read afresh)."""
+        kept = self._sketch
+        if kept is not None:
+            try:
+                if not _sketch_looks_new(kept, state):
+                    return None
+                due, sketch = _sketch_overflows(kept, state, len(encoded) - 1)
+            except Exception:  # a value hashes as its type likes; the diff decides
+                return None
+            if due and _plain_json(state, encoded):
+                return sketch
         where = self._where
         if where is None or where[0] != id(baseline):
             where = self._where = (id(baseline), _sketch_plan(baseline))
@@ -390,7 +412,7 @@ class StateManager:
     def _decoded(self) -> Any:
         """The lazy baseline, decoded: a private copy from here on."""
         baseline = _decode(self._bytes, self._loadable)
-        self._baseline, self._hint, self._sketch = baseline, _MISSING, None
+        self._baseline, self._hint = baseline, _MISSING  # the sketch, if any, still holds
         return baseline
 
     def _snapshot(
@@ -421,6 +443,10 @@ class StateManager:
         self._bytes, self._loadable = encoded, loadable
         return Snapshot._encoded(encoded, loadable=loadable)
 
+
+_SKETCH_FOLLOWS = 32
+"""A decoded baseline's sketch follows a delta of at most this many operations (each a path
+to read); a larger one drops it, and the next new document is sketched from the values."""
 
 _LOCAL_FIRST = 1 << 15
 _LOCAL_AGAIN = 1 << 18

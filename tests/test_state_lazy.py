@@ -212,6 +212,25 @@ def test_a_new_document_after_a_delta_follows_the_rule_at_its_boundary() -> None
     assert far._sketch is not None
 
 
+def test_a_sketch_kept_through_a_delta_follows_the_rule_at_its_boundary() -> None:
+    # A snapshot that leaves a sketch (the second document, shown due from the walk), then a
+    # delta that changes a sketched member (decoding the baseline, which keeps the sketch and
+    # follows the delta), then another document, proved from that sketch. The sketch must
+    # have taken the delta: item 1 is the same in the delta's document and the next one, and
+    # a stale hash there counts one replace too many, a snapshot where the rule gives a delta.
+    def kept_through_a_delta(states: StateManager, second: Any, third: Any) -> None:
+        states.publish(grid(0, 0, 0, items=32))
+        assert isinstance(states.publish(second), Snapshot)
+        assert states._sketch is not None
+        second["items"][1]["aa"] = third["items"][1]["aa"]  # a sketched member, not sampled
+        assert isinstance(states.publish(second), Delta)
+        assert states._sketch is not None  # followed the delta
+
+    far = across_the_boundary(kept_through_a_delta)
+    assert far._sketch is not None  # proved from the kept sketch, which leaves the next one
+    assert far._where is None  # no sketch of the decoded values was needed
+
+
 @pytest.mark.parametrize("kind", ["nan", "uuid", "enum"])
 def test_a_new_document_after_a_delta_with_a_bad_value_is_refused(kind: str) -> None:
     # The sketch's proof holds for exact JSON types only: a value that is not JSON, outside

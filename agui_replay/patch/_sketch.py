@@ -44,7 +44,7 @@ class Sketch:
     values themselves (:func:`renewed`'s sketch of a decoded baseline, read once).
     """
 
-    __slots__ = ("columns", "key", "length", "values")
+    __slots__ = ("_paths", "columns", "key", "length", "values")
 
     def __init__(
         self,
@@ -57,6 +57,15 @@ class Sketch:
         self.length = length
         self.columns = columns
         self.values = values  # the columns hold the values themselves (see renewed)
+        self._paths: tuple[str, dict[str, list[Any]]] | None = None  # see updated
+
+    def paths(self) -> tuple[str, dict[str, list[Any]]]:
+        """The pointer of the list (``""``: the root) and each column by its escaped name,
+        found once: :func:`updated` reads them for every delta it follows."""
+        if self._paths is None:
+            base = "" if self.key is None else "/" + _escape(self.key)
+            self._paths = base, {_escape(name): values for name, values in self.columns}
+        return self._paths
 
     def __repr__(self) -> str:
         names = [name for name, _ in self.columns]
@@ -178,6 +187,25 @@ def renewed(baseline: Any, state: Any, where: Plan) -> Sketch | None:
     return _sketched(items, where, hashed=False)
 
 
+def looks_new(previous: Sketch, state: Any) -> bool:
+    """Whether ``state`` looks like another document than the one ``previous`` sketches (of
+    hashes): its list as long, and its first, middle and last objects differing in every
+    sketched member. The guess of :func:`renewed`, for a sketch kept through deltas: a few
+    lookups, so that a delta does not pay for :func:`overflows`."""
+    now = _items_of(state, previous.key)
+    if now is None or len(now) != previous.length or not now or previous.values:
+        return False
+    for index in (0, len(now) // 2, len(now) - 1):
+        new = now[index]
+        if type(new) is not dict:
+            return False
+        for name, hashes in previous.columns:
+            value = new.get(name)
+            if type(value) is not str or hash(value) == hashes[index]:
+                return False
+    return True
+
+
 def overflows(previous: Sketch, state: Any, room: int) -> tuple[bool, Sketch | None]:
     """Whether the diff from the baseline ``previous`` sketches to ``state`` spends ``room``
     bytes (then a snapshot is due), and then the sketch of ``state`` for the same members.
@@ -223,11 +251,11 @@ def updated(previous: Sketch | None, ops: list[dict[str, Any]]) -> Sketch | None
     objects of it, or which objects hold a sketched member."""
     if previous is None:
         return None
-    base = "" if previous.key is None else "/" + _escape(previous.key)
-    columns = {_escape(name): values for name, values in previous.columns}
+    base, columns = previous.paths()
+    inside = base + "/"
     for op in ops:
         path = op["path"]
-        if base and not path.startswith(base + "/"):
+        if base and not path.startswith(inside):
             if base.startswith(path + "/") or path in (base, ""):
                 return None  # the list, or a container holding it, changed as a whole
             continue
