@@ -194,8 +194,8 @@ def test_a_trust_env_session_behind_a_proxy_records_and_replays(
     pytester: pytest.Pytester, upstream: LoopbackServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Recording behind a proxy: HTTP(S)_PROXY point at one (dead here), NO_PROXY exempts only
-    # the upstream, and the agent's session reads them (trust_env). The rewritten requests go
-    # to the loopback server directly, not to that proxy; while replaying, the guard has the
+    # the upstream, and the agent's session reads them (trust_env). The routed requests are
+    # answered in process, never through that proxy; while replaying, the guard has the
     # variables out anyway.
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")

@@ -2,13 +2,15 @@
 
 For the span of a run, :func:`intercepting` patches the connection-level transports of
 ``httpx2`` and ``httpx`` (``HTTPTransport.handle_request`` and
-``AsyncHTTPTransport.handle_async_request``), so every client of those libraries, however and
-whenever it was built (at import time, in an app's lifespan, with or without ``base_url``),
-hands its requests to a :class:`Router` when they go to a known provider host. The router
-answers them in process, with no socket. Requests to other hosts go out untouched (and a
-replaying session's network guard refuses them). :func:`provider_environment` sets the
-providers' base-URL variables (``OPENAI_BASE_URL``...) for clients that read them at
-construction and speak some other HTTP library; those reach the loopback server.
+``AsyncHTTPTransport.handle_async_request``) and aiohttp's connector
+(``BaseConnector.connect``, which then hands out an in-memory connection: :mod:`._aiohttp`),
+so every client of those libraries, however and whenever it was built (at import time, in an
+app's lifespan, with or without ``base_url``), hands its requests to a :class:`Router` when
+they go to a known provider host or to the session's loopback server. The router answers them
+in process, with no socket. Requests to other hosts go out untouched (and a replaying
+session's network guard refuses them). :func:`provider_environment` sets the providers'
+base-URL variables (``OPENAI_BASE_URL``...) for clients that read them at construction; those
+of other HTTP libraries (and other processes) reach the loopback server over a socket.
 
 >>> hosts = HostTable(["llm=llm.internal:8443", "*.example.org"])
 >>> hosts.provider_for("api.openai.com", None), hosts.provider_for("eu.openai.azure.com", None)
@@ -249,9 +251,10 @@ class Router:
         return None if name is None else (name, origin)
 
     def rewrite(self, url: str) -> tuple[str, str] | None:
-        """For a client whose transport is not patched (``aiohttp``): the loopback URL that a
-        request to ``url`` goes to instead (``/_agui/NAME/...`` on the session's server), and
-        the origin it was meant for; ``None`` when ``url`` is not a provider's."""
+        """For a client whose transport is not patched: the loopback URL that a request to
+        ``url`` can go to instead (``/_agui/NAME/...`` on the session's server, which forwards
+        to the origin given in :data:`ORIGIN_HEADER`), and that origin; ``None`` when ``url``
+        is not a provider's."""
         if self.own is None:
             return None
         parts = urlsplit(url)
@@ -398,10 +401,11 @@ def _uninstall() -> None:
 
 @contextlib.contextmanager
 def intercepting(router: Router) -> Iterator[Router]:
-    """Route requests of every ``httpx2`` / ``httpx`` client through ``router`` for the block.
+    """Route requests of every ``httpx2`` / ``httpx`` client, and of ``aiohttp`` when it is
+    imported, through ``router`` for the block.
 
-    Nested blocks stack (the innermost router answers); the transports are restored when the
-    outermost block ends.
+    Nested blocks stack (the innermost router answers); the transports (and aiohttp's
+    ``BaseConnector.connect``) are restored when the outermost block ends.
     """
     with _lock:
         if not _routers:
