@@ -183,7 +183,7 @@ class _MemoryTransport(asyncio.Transport):
             # the connection drops before the terminating chunk, as a dying upstream's would:
             # aiohttp reports the incomplete body
             self.close()
-        except BaseException as exc:  # the router's error reaches the caller as raised
+        except Exception as exc:  # the router's error reaches the caller as raised
             if not self._closing:
                 self._protocol.set_exception(exc)
                 self.close()

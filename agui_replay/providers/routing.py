@@ -346,8 +346,11 @@ def _patch_aiohttp(original: Any) -> Any:
         if router is not None and "upgrade" not in {k.lower() for k in req.headers}:
             url = req.url
             port = url.explicit_port if hasattr(url, "explicit_port") else urlsplit(str(url)).port
-            netloc = url.raw_host if port is None else f"{url.raw_host}:{port}"
-            routed = router.route_to(url.raw_host, port, f"{url.scheme}://{netloc}")
+            host = url.raw_host
+            netloc = f"[{host}]" if host and ":" in host else host
+            if port is not None:
+                netloc = f"{netloc}:{port}"
+            routed = router.route_to(host, port, f"{url.scheme}://{netloc}")
             if routed is not None:
                 provider, origin = routed
 
