@@ -285,8 +285,12 @@ def _chunks(url: str, **post: Any) -> tuple[list[bytes], int]:
     async def go() -> tuple[list[bytes], int]:
         connector = aiohttp.TCPConnector()
         try:
-            session = aiohttp.ClientSession(connector=connector, connector_owner=False)
-            async with session, session.post(url, json={"q": 1}, **post) as response:
+            session = aiohttp.ClientSession(
+                connector=connector, connector_owner=False, timeout=aiohttp.ClientTimeout(20)
+            )
+            if "data" not in post:
+                post["json"] = {"q": 1}
+            async with session, session.post(url, **post) as response:
                 assert response.status == 200
                 assert response.headers["x-kind"] == "fake"
                 out = [chunk async for chunk, _ in response.content.iter_chunks()]
@@ -346,6 +350,25 @@ def test_a_cut_stream_and_a_router_error_reach_the_aiohttp_caller() -> None:
         pytest.raises(Refused, match="no recorded interaction"),
     ):
         _chunks("https://api.anthropic.com/v1/messages")
+
+
+def test_a_body_in_pieces_and_an_expect_100_continue_reach_the_router() -> None:
+    plan = Plan(200, [("x-kind", "fake")], [(0.0, b"ok")], streaming=False)
+    seen: list[tuple[Any, ...]] = []
+
+    async def pieces() -> Any:  # a streamed upload: aiohttp sends it chunked, piece by piece
+        for i in range(300):
+            yield b"%03d" % i * 100
+
+    with agui_replay.providers.routing.intercepting(_answering(plan, seen)):
+        got, _ = _chunks("https://api.openai.com/v1/files", data=pieces())
+        assert got == [b"ok"]
+        got, _ = _chunks("https://api.openai.com/v1/files", data=b"z" * 5000, expect100=True)
+        assert got == [b"ok"]
+    streamed, expected = seen
+    assert streamed[3] == b"".join(b"%03d" % i * 100 for i in range(300))
+    assert streamed[2]["transfer-encoding"] == "chunked"
+    assert (expected[2]["expect"], expected[3]) == ("100-continue", b"z" * 5000)
 
 
 def test_the_request_parser_takes_what_aiohttp_writes() -> None:

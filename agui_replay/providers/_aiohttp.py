@@ -54,6 +54,34 @@ def _dechunked(data: bytes) -> bytes | None:
         at += size + 2
 
 
+def _head(data: bytes) -> tuple[str, str, dict[str, str]]:
+    """``(method, target, headers)`` of a request's head (the bytes before its blank line)."""
+    lines = data.decode("latin-1").split("\r\n")
+    method, target, _ = lines[0].split(" ", 2)
+    if "://" in target:
+        path_at = target.find("/", target.index("://") + 3)
+        target = target[path_at:] if path_at >= 0 else "/"
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return method, target, headers
+
+
+def _body(headers: dict[str, str], data: bytes | bytearray, at: int) -> bytes | None:
+    """The body that starts at ``data[at]``, or ``None`` while it is incomplete (a check of a
+    length or of the last bytes, so a body written in many pieces is not read again each
+    time)."""
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        if not data.endswith(b"0\r\n\r\n"):
+            return None
+        return _dechunked(bytes(data[at:]))
+    length = int(headers.get("content-length") or 0)
+    if len(data) - at < length:
+        return None
+    return bytes(data[at : at + length])
+
+
 def parse_request(data: bytes) -> tuple[str, str, dict[str, str], bytes] | None:
     """``(method, target, headers, body)`` of the HTTP/1.1 request in ``data``, or ``None``
     while it is incomplete. ``target`` is origin-form (an absolute-form one, as written for a
@@ -68,26 +96,9 @@ def parse_request(data: bytes) -> tuple[str, str, dict[str, str], bytes] | None:
     end = data.find(b"\r\n\r\n")
     if end < 0:
         return None
-    lines = data[:end].decode("latin-1").split("\r\n")
-    method, target, _ = lines[0].split(" ", 2)
-    if "://" in target:
-        path_at = target.find("/", target.index("://") + 3)
-        target = target[path_at:] if path_at >= 0 else "/"
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    rest = data[end + 4 :]
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        body = _dechunked(rest)
-        if body is None:
-            return None
-    else:
-        length = int(headers.get("content-length") or 0)
-        if len(rest) < length:
-            return None
-        body = rest[:length]
-    return method, target, headers, body
+    method, target, headers = _head(data[:end])
+    body = _body(headers, data, end + 4)
+    return None if body is None else (method, target, headers, body)
 
 
 class _MemoryTransport(asyncio.Transport):
@@ -99,6 +110,7 @@ class _MemoryTransport(asyncio.Transport):
         self._protocol = protocol
         self._answer = answer
         self._request = bytearray()
+        self._parsed: tuple[str, str, dict[str, str], int] | None = None  # the head, body's start
         self._closing = False
         self._reading = asyncio.Event()
         self._reading.set()
@@ -109,9 +121,18 @@ class _MemoryTransport(asyncio.Transport):
         if self._closing or self._task is not None:
             return  # one request per connection: aiohttp writes no second one on it
         self._request += data
-        parsed = parse_request(bytes(self._request))
-        if parsed is not None:
-            self._task = self._loop.create_task(self._respond(*parsed))
+        if self._parsed is None:
+            end = self._request.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            self._parsed = (*_head(bytes(self._request[:end])), end + 4)
+            if self._parsed[2].get("expect", "").lower() == "100-continue":
+                # aiohttp (expect100=True) sends the body once the server says so
+                self._protocol.data_received(b"HTTP/1.1 100 Continue\r\n\r\n")
+        method, target, headers, at = self._parsed
+        body = _body(headers, self._request, at)
+        if body is not None:
+            self._task = self._loop.create_task(self._respond(method, target, headers, body))
 
     def is_closing(self) -> bool:
         return self._closing
