@@ -18,6 +18,7 @@ import textwrap
 from collections.abc import Iterator
 
 import pytest
+from echo_upstream import echo
 from google import genai  # noqa: F401  (imported once here: pytester drops modules first imported inside)
 
 from agui_replay.providers import FakeProvider, LoopbackServer
@@ -41,20 +42,9 @@ def _namespace_problem() -> str | None:
     return None
 
 
-def _echo(request: object) -> Iterator[str]:
-    yield "[echo]"
-    messages = getattr(request, "messages", None) or [{}]
-    last = messages[-1] if isinstance(messages[-1], dict) else {}
-    text = last.get("content")
-    if not isinstance(text, str):  # Gemini parts
-        text = " ".join(p.get("text", "") for p in last.get("parts") or [] if isinstance(p, dict))
-    for word in str(text).split():
-        yield " " + word
-
-
 @pytest.fixture
 def upstream() -> Iterator[LoopbackServer]:
-    with FakeProvider(function=_echo).serve() as server:
+    with FakeProvider(function=echo).serve() as server:
         yield server
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from echo_upstream import echo
 from google import genai  # noqa: F401  (imported once here: pytester drops modules first imported inside)
 
 import agui_replay.providers
@@ -35,20 +36,9 @@ GEMINI_KEY = "AIzaSyAiohttpRoute-live-key-0123456789ab"
 OPENAI_KEY = "sk-proj-aiohttp0route0live0key0abcdef"
 
 
-def _echo(request: Any) -> Iterator[str]:
-    yield "[echo]"
-    last = request.messages[-1] if request.messages else {}
-    text = last.get("content") if isinstance(last, dict) else None
-    if not isinstance(text, str):  # Gemini parts
-        parts = last.get("parts") or []
-        text = " ".join(p.get("text", "") for p in parts if isinstance(p, dict))
-    for word in str(text).split():
-        yield " " + word
-
-
 @pytest.fixture
 def upstream() -> Iterator[LoopbackServer]:
-    with FakeProvider(function=_echo).serve() as server:
+    with FakeProvider(function=echo).serve() as server:
         yield server
 
 
