@@ -395,6 +395,39 @@ JSON = st.recursive(
 @settings(max_examples=400, deadline=None, database=None)
 @given(old=JSON, new=JSON)
 def test_locate_names_a_place_both_documents_agree_around(old: Any, new: Any) -> None:
+    located(old, new)
+
+
+# strings that hold the "},{" between two objects of a list, and objects that repeat
+TRICKY = st.sampled_from(["a", "},{", '"},{"', "}", ",{", "x},{y", ""])
+
+
+@SETTINGS
+@given(data=st.data(), size=st.integers(17, 60))
+def test_locate_in_a_long_list_of_objects_whose_strings_look_like_separators(
+    data: st.DataObject, size: int
+) -> None:
+    # Strings that hold the bytes between two objects of the list, and objects that repeat:
+    # the place found must be the changed object, never another one with the same bytes.
+    base = {"s": data.draw(TRICKY), "n": 1}
+    items = [
+        dict(base) if data.draw(st.booleans()) else {"s": data.draw(TRICKY), "n": i}
+        for i in range(size)
+    ]
+    old = {"meta": {"v": 1}, "items": items}
+    new = copy.deepcopy(old)
+    for _ in range(data.draw(st.integers(1, 2))):
+        target = new["items"][data.draw(st.integers(0, size - 1))]
+        target[data.draw(st.sampled_from(["s", "n"]))] = data.draw(TRICKY | st.integers(0, 9))
+    found = located(old, new)
+    if found is not None and found[0].startswith("/items/"):
+        index = int(found[0].split("/")[2])
+        assert new["items"][index] != old["items"][index]
+
+
+def located(old: Any, new: Any) -> Any:
+    """:func:`locate` on the two documents, with what its answer promises checked: both
+    documents agree around the place, and the old value there rebuilds the old document."""
     old_bytes, new_bytes = orjson.dumps(old), orjson.dumps(new)
     low = common_prefix(old_bytes, new_bytes)
     assert old_bytes[:low] == new_bytes[:low]
@@ -405,7 +438,7 @@ def test_locate_names_a_place_both_documents_agree_around(old: Any, new: Any) ->
     assert old_bytes[len(old_bytes) - tail :] == new_bytes[len(new_bytes) - tail :]
     found = locate(old_bytes, new_bytes, new)
     if found is None:
-        return
+        return None
     pointer, value, start, stop = found
     end = stop + len(old_bytes) - len(new_bytes)
     assert new_bytes[start:stop] == orjson.dumps(value)
@@ -414,10 +447,11 @@ def test_locate_names_a_place_both_documents_agree_around(old: Any, new: Any) ->
     try:
         old_value = orjson.loads(old_bytes[start:end])
     except orjson.JSONDecodeError:
-        return  # the StateManager then decodes the whole document
+        return found  # the StateManager then decodes the whole document
     # Then the old document is the new one with the old value put back at the pointer.
     rebuilt = apply_patch(new, [{"op": "replace", "path": pointer, "value": old_value}])
     assert strict(rebuilt) == strict(old)
+    return found
 
 
 def test_locate_on_the_usual_shapes() -> None:
