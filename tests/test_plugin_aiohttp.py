@@ -27,7 +27,7 @@ import agui_replay.providers
 import agui_replay.providers.routing
 import agui_replay.recording
 import agui_replay.server
-from agui_replay.providers import FakeProvider, LoopbackServer
+from agui_replay.providers import FakeProvider, LoopbackServer, _aiohttp
 from agui_replay.providers._aiohttp import parse_request
 from agui_replay.providers._wire import Plan
 from agui_replay.providers.routing import ORIGIN_HEADER, HostTable, Router
@@ -359,6 +359,37 @@ def test_a_body_in_pieces_and_an_expect_100_continue_reach_the_router() -> None:
     assert streamed[3] == b"".join(b"%03d" % i * 100 for i in range(300))
     assert streamed[2]["transfer-encoding"] == "chunked"
     assert (expected[2]["expect"], expected[3]) == ("100-continue", b"z" * 5000)
+
+
+def test_a_reader_slower_than_the_response_pauses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 3 MB of listed chunks leave in 1 MB batches; aiohttp pauses reading past its buffer's
+    # high-water mark, and each batch waits for the reader to resume it
+    pieces = [b"%06d" % i * 1000 for i in range(500)]
+    plan = Plan(200, [("x-kind", "fake")], [(0.0, piece) for piece in pieces], streaming=True)
+    pauses: list[int] = []
+    original = _aiohttp._MemoryTransport.pause_reading
+
+    def counted(self: Any) -> None:
+        pauses.append(1)
+        original(self)
+
+    monkeypatch.setattr(_aiohttp._MemoryTransport, "pause_reading", counted)
+
+    async def slowly() -> bytes:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get("https://api.openai.com/v1/big") as response,
+        ):
+            got = []
+            async for chunk in response.content.iter_chunked(1 << 16):
+                got.append(chunk)
+                await asyncio.sleep(0)
+            return b"".join(got)
+
+    with agui_replay.providers.routing.intercepting(_answering(plan, [])):
+        body = asyncio.run(asyncio.wait_for(slowly(), 30))
+    assert body == b"".join(pieces)
+    assert pauses  # the flow control was used, and the whole body still came
 
 
 def test_the_request_parser_takes_what_aiohttp_writes() -> None:
