@@ -20,20 +20,13 @@ from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
 
+from agui_replay.providers._server import _END, _HOP_BY_HOP, _http_chunk, listed_writes
 from agui_replay.providers._wire import Plan, StreamCut
 
 __all__ = ["connection", "parse_request"]
 
 Answer = Callable[[str, str, dict[str, str], bytes], Awaitable[Plan]]
 """``answer(method, target, headers, body) -> Plan``, headers lower-cased."""
-
-_HOP_BY_HOP = {"content-length", "transfer-encoding", "connection", "keep-alive"}
-_BATCH = 1 << 20  # listed chunks with no delay between them reach the parser in one call
-_END = b"0\r\n\r\n"
-
-
-def _http_chunk(data: bytes) -> bytes:
-    return b"%x\r\n%s\r\n" % (len(data), data)
 
 
 def _dechunked(data: bytes) -> bytes | None:
@@ -222,27 +215,12 @@ class _MemoryTransport(asyncio.Transport):
             await self._feed(_END)
             return
         # Every chunk is known (a replay, a scripted turn): undelayed ones reach the parser
-        # together, each its own HTTP chunk, as the loopback server's single write does.
-        pending, size = [head], 0
-        try:
-            for delay, chunk in plan.writes():
-                if delay > 0:
-                    if not await self._feed(b"".join(pending)):
-                        return
-                    pending, size = [], 0
-                    await asyncio.sleep(delay)
-                if chunk:
-                    pending.append(_http_chunk(chunk))
-                    size += len(chunk)
-                    if size >= _BATCH:
-                        if not await self._feed(b"".join(pending)):
-                            return
-                        pending, size = [], 0
-        except StreamCut:
-            await self._feed(b"".join(pending))
-            raise
-        pending.append(_END)
-        await self._feed(b"".join(pending))
+        # together, each its own HTTP chunk, as the loopback server writes them.
+        for write in listed_writes(plan, head):
+            if isinstance(write, float):
+                await asyncio.sleep(write)
+            elif write and not await self._feed(write):
+                return
 
 
 def _reason(status: int) -> bytes:

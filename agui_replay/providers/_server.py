@@ -7,7 +7,7 @@ import selectors
 import socket
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -36,6 +36,36 @@ _END = b"0\r\n\r\n"
 
 def _http_chunk(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+def listed_writes(plan: Plan, head: bytes) -> Iterator[bytes | float]:
+    """The writes of a streamed response whose chunks are all known (a replay, a scripted
+    turn): ``head`` (status line and headers), then the body, each chunk its own HTTP chunk.
+    Chunks with no delay between them go out together, at most :data:`_BATCH` bytes in one
+    write: a client's HTTP parser still hands each over as one piece, as when they were
+    written one by one (TCP never kept write boundaries; the chunked framing does). A float is
+    a pause before what follows; what is pending goes out before it, so the bytes leave when
+    the plan says. On a cut stream, what came before the cut is yielded, then
+    :class:`StreamCut` is raised."""
+    pending = [head]
+    size = len(head)
+    try:
+        for delay, chunk in plan.writes():
+            if delay > 0:
+                yield b"".join(pending)
+                pending, size = [], 0
+                yield float(delay)  # a number of any type: the writes are bytes
+            if chunk:
+                pending.append(_http_chunk(chunk))
+                size += len(chunk)
+                if size >= _BATCH:
+                    yield b"".join(pending)
+                    pending, size = [], 0
+    except StreamCut:
+        yield b"".join(pending)
+        raise
+    pending.append(_END)
+    yield b"".join(pending)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -96,33 +126,14 @@ class _Handler(BaseHTTPRequestHandler):
         send(_END)
 
     def _send_listed(self, plan: Plan, head: bytes) -> None:
-        # Every chunk is known already (a replay, a scripted turn). Chunks with no delay
-        # between them leave together in one sendall, each still its own HTTP chunk: the
-        # client's HTTP parser hands each over as one piece, as when they were written one
-        # by one (TCP never kept write boundaries; the chunked framing does). A delay first
-        # sends what is pending, so the bytes leave when the plan says. One sendall per chunk
-        # cost a syscall, a wake-up of the reader and, in the same process, a hand-over of
-        # the GIL between this thread and the agent's, per chunk.
+        # One sendall per chunk would cost a syscall, a wake-up of the reader and, in the
+        # same process, a hand-over of the GIL between this thread and the agent's, per chunk.
         send = self.connection.sendall
-        pending = [head]
-        size = len(head)
-        try:
-            for delay, chunk in plan.writes():
-                if delay > 0:
-                    send(b"".join(pending))
-                    pending, size = [], 0
-                    time.sleep(delay)
-                if chunk:
-                    pending.append(_http_chunk(chunk))
-                    size += len(chunk)
-                    if size >= _BATCH:
-                        send(b"".join(pending))
-                        pending, size = [], 0
-        except StreamCut:
-            send(b"".join(pending))  # what came before the cut, then the cut
-            raise
-        pending.append(_END)
-        send(b"".join(pending))
+        for write in listed_writes(plan, head):
+            if isinstance(write, float):
+                time.sleep(write)
+            elif write:
+                send(write)
 
     def do_POST(self) -> None:
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
