@@ -344,32 +344,29 @@ class StateManager:
         snapshot, and holds only exact JSON types: the sketch of ``state``; else ``None``.
 
         The sketch the baseline had as bytes, kept up to date through the deltas since
-        (hashes, one column read of ``state`` each), is tried first; else one is made from
-        the decoded baseline's values.
+        (hashes, one column read of ``state`` each), is used when there is one; else one is
+        made from the decoded baseline's values.
 
         Every delta of a decoded baseline asks, so where to look is found once per baseline
         object (a stale answer only loosens the bound: the columns are read afresh)."""
         kept = self._sketch
-        if kept is not None:
-            try:
+        try:
+            if kept is not None:  # its verdict stands: the values would say the same
                 if not _sketch_looks_new(kept, state):
                     return None
-                due, sketch = _sketch_overflows(kept, state, len(encoded) - 1)
-            except Exception:  # a value hashes as its type likes; the diff decides
-                return None
-            if due and _plain_json(state, encoded):
-                return sketch
-        where = self._where
-        if where is None or where[0] != id(baseline):
-            where = self._where = (id(baseline), _sketch_plan(baseline))
-        if where[1] is None:
-            return None
-        try:
-            previous = _sketch_renewed(baseline, state, where[1])
-            if previous is None:
-                return None
+                previous = kept
+            else:
+                where = self._where
+                if where is None or where[0] != id(baseline):
+                    where = self._where = (id(baseline), _sketch_plan(baseline))
+                if where[1] is None:
+                    return None
+                found = _sketch_renewed(baseline, state, where[1])
+                if found is None:
+                    return None
+                previous = found
             due, sketch = _sketch_overflows(previous, state, len(encoded) - 1)
-        except Exception:  # the state's values compare as their types like; the diff decides
+        except Exception:  # values hash and compare as their types like; the diff decides
             return None
         return sketch if due and _plain_json(state, encoded) else None
 
