@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from agui_replay.errors import PatchError
 from agui_replay.patch import apply_patch, compact_json, diff
-from agui_replay.patch._window import common_prefix, common_suffix, locate
+from agui_replay.patch._window import _item_at, _item_holding, common_prefix, locate
 from agui_replay.state import Delta, Snapshot, StateManager, Unchanged
 
 SETTINGS = settings(max_examples=60, deadline=None, database=None)
@@ -425,6 +425,46 @@ def test_locate_in_a_long_list_of_objects_whose_strings_look_like_separators(
         assert new["items"][index] != old["items"][index]
 
 
+@SETTINGS
+@given(
+    lengths=st.lists(st.integers(0, 40), min_size=1, max_size=60),
+    nested=st.booleans(),
+    data=st.data(),
+)
+def test_a_guessed_item_is_the_one_counting_finds(
+    lengths: list[int], nested: bool, data: st.DataObject
+) -> None:
+    # Items of very different lengths put the guess far off: the steps to a neighbour mend a
+    # near miss, and a far one is counted block by block. Every byte of the list, commas and
+    # brackets included, must be answered as counting item by item answers it.
+    items: list[Any] = [{"s": "x" * n} if nested else "x" * n for n in lengths]
+    encoded = orjson.dumps({"k": items})
+    start = encoded.index(b"[")
+    stop = len(encoded) - 1
+    for low in data.draw(st.lists(st.integers(start, stop - 1), min_size=1, max_size=12)):
+        assert _item_at(items, start, stop, low) == _item_holding(items, start, stop, low, low)
+
+
+def test_an_item_of_a_list_of_alike_objects_is_found_without_counting_blocks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The guess, and at most a step to a neighbour, finds it: no block-by-block count.
+    import agui_replay.patch._window as window
+
+    def counted(*args: Any) -> Any:
+        raise AssertionError("counted block by block")
+
+    monkeypatch.setattr(window, "_item_holding", counted)
+    items = board(500)["items"]
+    encoded = orjson.dumps(items)
+    for index in (0, 1, 137, 250, 498, 499):
+        low = len(orjson.dumps(items[:index])) if index else 1
+        for at in (low, low + 7):
+            found = window._item_at(items, 0, len(encoded), at)
+            assert found is not None
+            assert found[0] == index
+
+
 def located(old: Any, new: Any) -> Any:
     """:func:`locate` on the two documents, with what its answer promises checked: both
     documents agree around the place, and the old value there rebuilds the old document."""
@@ -432,10 +472,6 @@ def located(old: Any, new: Any) -> Any:
     low = common_prefix(old_bytes, new_bytes)
     assert old_bytes[:low] == new_bytes[:low]
     assert low == min(len(old_bytes), len(new_bytes)) or old_bytes[low] != new_bytes[low]
-    limit = min(len(old_bytes), len(new_bytes)) - low
-    tail = common_suffix(old_bytes, new_bytes, limit)
-    assert tail <= limit
-    assert old_bytes[len(old_bytes) - tail :] == new_bytes[len(new_bytes) - tail :]
     found = locate(old_bytes, new_bytes, new)
     if found is None:
         return None
