@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from agui_replay.errors import PatchError
 from agui_replay.patch import apply_patch, compact_json, diff
 from agui_replay.patch._window import _item_at, _item_holding, common_prefix, locate
-from agui_replay.state import Delta, Snapshot, StateManager, Unchanged
+from agui_replay.state import _LAZY, Delta, Snapshot, StateManager, Unchanged
 
 SETTINGS = settings(max_examples=60, deadline=None, database=None)
 
@@ -30,7 +30,7 @@ def strict(value: Any) -> bytes:
 
 
 BIG = 40_000  # bytes of a member beside the list: from 32 KB on, deltas after a snapshot are
-# diffed from the changed part alone (smaller states decode the baseline)
+# diffed from the changed part alone (smaller states decode the baseline at the first)
 
 
 def board(items: int, salt: str = "", pad: int = 0, extra: int = 0) -> dict[str, Any]:
@@ -318,6 +318,30 @@ def test_one_field_after_a_snapshot_is_diffed_from_its_object_alone() -> None:
     assert states.publish(doc) == Delta([{"op": "replace", "path": "/items/120/note", "value": 1}])
     assert states.publish(doc) == Unchanged()
     assert strict(states.published) == strict(doc)
+
+
+def test_every_small_change_after_a_snapshot_leaves_the_baseline_bytes() -> None:
+    # From 32 KB on no delta decodes the whole baseline while each change sits in one object
+    # (a second one used to, at up to 7x a dumps); a change spread over most of the document
+    # does, and the deltas after it are diffed from the decoded baseline. Outcomes are the
+    # rule's.
+    doc = board(200, extra=BIG)
+    states = StateManager()
+    states.publish(doc)
+    client = orjson.loads(orjson.dumps(doc))
+    for number, index in enumerate((120, 3, 199, 120, 0)):
+        previous = orjson.loads(orjson.dumps(doc))
+        doc["items"][index]["name"] = f"renamed {number}"
+        client = check(states, client, previous, doc)
+        assert states._baseline is _LAZY
+    previous = orjson.loads(orjson.dumps(doc))
+    doc["meta"]["title"] = doc["items"][190]["note"] = "both ends"
+    client = check(states, client, previous, doc)
+    assert states._baseline is not _LAZY
+    previous = orjson.loads(orjson.dumps(doc))
+    doc["items"][50]["name"] = "after the decode"
+    check(states, client, previous, doc)
+    assert states._baseline is not _LAZY
 
 
 def test_the_keys_of_a_changed_object_in_another_order() -> None:
