@@ -194,13 +194,16 @@ class StateManager:
 
     # After a snapshot the baseline is only its compact JSON (``_baseline`` is _LAZY): decoding
     # it costs several times the encoding, and the next publish may not need it (another
-    # snapshot, or the same state again). ``_hint`` is then the object that was published:
-    # while its JSON is still those bytes, the next diff can be walked against it (read only)
-    # to find out early that a snapshot is due. Only a delta needs the baseline decoded.
+    # snapshot, or the same state again). Only a delta needs the baseline decoded.
     # ``_sketch`` (patch._sketch) holds hashes of some of the lazy baseline's string values,
     # from which the next snapshot can be shown due without that object (and without
     # re-encoding it); it follows the deltas since, small ones even once the baseline is
     # decoded.
+    # ``_hint`` is the object that was published, while the baseline is bytes and no sketch
+    # could prove a new document a snapshot on its own: while its JSON is still those bytes,
+    # the next diff can be walked against it (read only) to find out early that a snapshot is
+    # due. Otherwise it is not kept: holding the caller's previous state kept it alive, and
+    # the next publish paid for freeing it (about a dumps at 1 MB, when the caller had let go).
     # ``_where``: the id of the decoded baseline and where a sketch of it would look
     # (patch._sketch.plan), found once for all the deltas patched into that object.
     __slots__ = (
@@ -267,7 +270,7 @@ class StateManager:
             if not decoded:
                 if encoded == self._bytes:
                     if _plain_json(state, encoded):
-                        self._hint = state
+                        self._remember(state)
                         return Unchanged()
                 else:
                     due, sketch, plain = self._snapshot_due(state, encoded)
@@ -312,15 +315,19 @@ class StateManager:
         next time, and whether ``state`` is known to hold only exact JSON types. First from
         the baseline's sketch; else by walking from the object published last, when it is
         another object than ``state`` and its JSON has not changed since."""
-        hint = self._hint
-        if hint is _MISSING or hint is state:
+        hint, kept = self._hint, self._sketch
+        if hint is state:
             return False, None, False
-        if self._sketch is not None:
-            due, sketch = _sketch_overflows(self._sketch, state, len(encoded) - 1)
+        # Without the object, a guess on a few values tells another document from the same
+        # object changed in place, which the sketch's bound would only cost.
+        if kept is not None and (hint is not _MISSING or _sketch_looks_new(kept, state)):
+            due, sketch = _sketch_overflows(kept, state, len(encoded) - 1)
             # Its bound holds for values of the exact JSON types (the snapshot checks them
             # anyway, and then keeps the answer).
             if due and _plain_json(state, encoded):
                 return True, sketch, True
+        if hint is _MISSING:
+            return False, None, False
         try:
             if not _overflows(hint, state, encoded):
                 return False, None, False
@@ -398,9 +405,18 @@ class StateManager:
         baseline = encoded
         if patched != part:  # the same JSON, the baseline's keys in its order
             baseline = old_bytes[:start] + patched + old_bytes[end:]
-        self._bytes, self._hint = baseline, state
+        self._bytes = baseline
         self._sketch = _sketch_updated(self._sketch, ops)
+        self._remember(state)
         return _outcome(ops, len(encoded), baseline, True)
+
+    def _remember(self, state: Any) -> None:
+        """Keep ``state``, the object just published onto a lazy baseline, as the hint, unless
+        the sketch could prove the next document a snapshot without it (its reach covers the
+        baseline's length)."""
+        kept = self._sketch
+        strong = kept is not None and kept.reach >= len(self._bytes)
+        self._hint = _MISSING if strong else state
 
     def _decoded(self) -> Any:
         """The lazy baseline, decoded: a private copy from here on."""
@@ -425,7 +441,9 @@ class StateManager:
                 # document the walk from this one (and the encoding that must precede it).
                 # Smaller states decode at their first delta, which drops it.
                 sketch = _sketch_of(state)
-            self._baseline, self._hint, self._sketch = _LAZY, state, sketch
+            self._baseline, self._sketch = _LAZY, sketch
+            self._bytes = encoded
+            self._remember(state)
         else:
             # Python == catches what orjson wrote but is not JSON (NaN as null, UUIDs, enums);
             # the walker then names the place, or makes the plain copy (subclasses).

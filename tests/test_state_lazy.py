@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import enum
 import json
+import sys
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 
 from agui_replay.errors import PatchError
 from agui_replay.patch import apply_patch, compact_json, diff
+from agui_replay.patch._sketch import overflows, sketch
 from agui_replay.patch._window import _item_at, _item_holding, common_prefix, locate
 from agui_replay.state import _LAZY, Delta, Snapshot, StateManager, Unchanged
 
@@ -173,6 +175,53 @@ def test_a_sketch_never_trusts_the_object_published_before() -> None:
     assert states.publish(close) == Delta(
         [{"op": "replace", "path": "/items/7/name", "value": "seven"}]
     )
+
+
+def test_a_sketch_reaches_what_it_would_prove_against_every_value_changed() -> None:
+    # ``reach`` is the bound against a document that changes every sketched value, with
+    # values as long: so exactly that document overflows a budget of ``reach`` bytes, and not
+    # one byte more (a reach off by one per value is off by 60 here).
+    old, new = grid(1, 0, 0), grid(2, 0, 0)
+    sketched = sketch(old)
+    assert sketched is not None
+    assert overflows(sketched, new, sketched.reach)[0]
+    assert not overflows(sketched, new, sketched.reach + 1)[0]
+    due, fresh = overflows(sketched, new, 0)
+    assert due
+    assert fresh is not None
+    assert fresh.reach == sketched.reach
+
+
+def test_a_state_the_sketch_covers_is_not_kept_alive_by_the_manager() -> None:
+    # Holding the caller's previous state kept it alive until the next publish, which then
+    # paid for freeing it. When the sketch alone can prove the next document a snapshot, the
+    # manager keeps no reference; a state it cannot cover is kept for the walk from it.
+    covered = grid(1, 0, 0)
+    before = sys.getrefcount(covered)
+    states = StateManager()
+    states.publish(covered)
+    states.publish(grid(2, 0, 0))  # proved from the first one's sketch: sketches the second
+    second = grid(3, 0, 0)
+    before = sys.getrefcount(second)
+    assert isinstance(states.publish(second), Snapshot)
+    assert sys.getrefcount(second) == before
+    second["items"][5]["aa"] = "x"  # the same object, changed in place: a delta all the same
+    assert states.publish(second) == Delta(
+        [{"op": "replace", "path": "/items/5/aa", "value": "x"}]
+    )
+
+    def wide(salt: int) -> dict[str, Any]:  # 30 numbers an object: its name cannot cover it
+        numbers = list(range(salt * 100, salt * 100 + 30))
+        return {"items": [{"name": f"{i}.{salt}", "n": numbers} for i in range(40)]}
+
+    others = StateManager()
+    others.publish(wide(1))
+    kept = wide(2)
+    before = sys.getrefcount(kept)
+    assert isinstance(others.publish(kept), Snapshot)
+    assert others._sketch is not None
+    assert sys.getrefcount(kept) == before + 1
+    assert isinstance(others.publish(wide(3)), Snapshot)  # found by the walk from it
 
 
 def test_the_first_snapshot_of_a_large_state_leaves_a_sketch() -> None:

@@ -41,10 +41,12 @@ class Sketch:
     ``key`` is the root member holding the list (``None``: the root is the list), ``length``
     the list's length, ``columns`` pairs of member name and the hashes, item by item (``-1``,
     which ``hash`` never returns, for a value that has none); or, when ``values`` is true, the
-    values themselves (:func:`renewed`'s sketch of a decoded baseline, read once).
+    values themselves (:func:`renewed`'s sketch of a decoded baseline, read once). ``reach``:
+    the bound :func:`overflows` would reach against a document that differs in every sketched
+    value, with values as long as these (as they were sketched; deltas leave it).
     """
 
-    __slots__ = ("_paths", "columns", "key", "length", "values")
+    __slots__ = ("_paths", "columns", "key", "length", "reach", "values")
 
     def __init__(
         self,
@@ -52,11 +54,13 @@ class Sketch:
         length: int,
         columns: list[tuple[str, list[Any]]],
         values: bool = False,
+        reach: int = 0,
     ):
         self.key = key
         self.length = length
         self.columns = columns
         self.values = values  # the columns hold the values themselves (see renewed)
+        self.reach = reach
         self._paths: tuple[str, dict[str, list[Any]]] | None = None  # see updated
 
     def paths(self) -> tuple[str, dict[str, list[Any]]]:
@@ -93,6 +97,22 @@ def _items_of(state: Any, key: str | None) -> list[Any] | None:
         return None
     items = state.get(key)
     return items if type(items) is list else None
+
+
+def _text_size(values: list[Any]) -> int:
+    """The characters of the strings among ``values``."""
+    try:
+        return len("".join(values))  # join refuses anything but strings
+    except TypeError:
+        return sum(len(value) for value in values if type(value) is str)
+
+
+def _each(key: str | None, name: str) -> int:
+    """The fewest bytes of a ``replace`` of member ``name`` of an object of the list under
+    ``key``, but its index and its value: the walk's fixed bytes, the path's ``/`` and at
+    least one digit, the value's quotes (see :func:`overflows`)."""
+    prefix = 0 if key is None else 1 + len(_escape(key))
+    return _REPLACE + prefix + 3 + len(_escape(name))
 
 
 def _column(items: list[Any], name: str) -> list[Any] | None:
@@ -143,11 +163,14 @@ def _sketched(items: list[Any], where: Plan, hashed: bool = True) -> Sketch | No
     hashes, or (``hashed=False``) the values themselves."""
     key, names = where
     columns = []
+    reach = 0
     for name in names:
         values = _column(items, name)
         if values is not None:
             columns.append((name, _hashes(values) if hashed else values))
-    return Sketch(key, len(items), columns, values=not hashed) if columns else None
+            if hashed:
+                reach += _each(key, name) * len(values) + _text_size(values)
+    return Sketch(key, len(items), columns, not hashed, reach) if columns else None
 
 
 def sketch(state: Any) -> Sketch | None:
@@ -216,15 +239,20 @@ def overflows(previous: Sketch, state: Any, room: int) -> tuple[bool, Sketch | N
     items = _items_of(state, previous.key)
     if items is None or len(items) != previous.length:
         return False, None
-    prefix = 0 if previous.key is None else 1 + len(_escape(previous.key))
     fresh: list[tuple[str, list[int]]] = []
-    bound = 0
+    bound = reach = 0
     for name, was in previous.columns:
         now = _column(items, name)
         if now is None:
             return False, None
         hashes = _hashes(now)
         fresh.append((name, hashes))
+        each = _each(previous.key, name)
+        try:
+            total, strings = len("".join(now)), True  # join refuses anything but strings
+        except TypeError:
+            total, strings = _text_size(now), False
+        reach += each * len(now) + total
         if bound >= room:
             continue  # only the sketch of state is still needed
         # Each path is prefix + "/" + index (at least one digit) + "/" + name. Only values
@@ -232,16 +260,13 @@ def overflows(previous: Sketch, state: Any, room: int) -> tuple[bool, Sketch | N
         # strings hash equal, and a value of another type is never the same JSON as a string
         # (a tuple is != the list it encodes as, so a container's != says nothing).
         flags = list(map(operator.ne, was, now if previous.values else hashes))
-        # A new document changes every value: then there is nothing to pick out.
-        changed = now if all(flags) else list(compress(now, flags))
-        try:
-            size = len("".join(changed))  # join refuses anything but strings
-        except TypeError:  # not only strings now: count the strings alone
-            changed = [value for value in changed if type(value) is str]
-            size = len("".join(changed))
-        bound += (_REPLACE + prefix + 3 + len(_escape(name))) * len(changed) + size
+        if strings and all(flags):  # a new document changes every value: all of them count
+            bound += each * len(now) + total
+            continue
+        changed = [value for value in compress(now, flags) if isinstance(value, str)]
+        bound += each * len(changed) + len("".join(changed))
     if bound >= room:
-        return True, Sketch(previous.key, len(items), fresh)
+        return True, Sketch(previous.key, len(items), fresh, reach=reach)
     return False, None
 
 
