@@ -313,8 +313,9 @@ class StateManager:
         """Whether the diff from the lazy baseline to ``state`` is sure to end in a snapshot,
         found without decoding the baseline; and, when it is, a sketch of ``state`` for the
         next time, and whether ``state`` is known to hold only exact JSON types. First from
-        the baseline's sketch; else by walking from the object published last, when it is
-        another object than ``state`` and its JSON has not changed since."""
+        the baseline's sketch; else by walking from the object published last (kept only
+        where the sketch cannot prove it alone), when it is another object than ``state`` and
+        its JSON has not changed since."""
         hint, kept = self._hint, self._sketch
         if hint is state:
             return False, None, False
@@ -439,7 +440,7 @@ class StateManager:
             if sketch is None and len(encoded) >= _LOCAL:
                 # The first snapshot, or one the diff found: a sketch now spares the next
                 # document the walk from this one (and the encoding that must precede it).
-                # Smaller states decode at their first delta, which drops it.
+                # Smaller states decode the baseline at their first delta.
                 sketch = _sketch_of(state)
             self._baseline, self._sketch = _LAZY, sketch
             self._bytes = encoded
@@ -468,8 +469,8 @@ alone (patch._window), and the baseline stays bytes until a change too spread ou
 decodes it; below, the first delta decodes it. Each delta on bytes pays the ``marshal`` type
 check and the search for the part, which at 10 KB come to more than decoding once for all the
 deltas that follow (4.9x a ``dumps`` a delta, against 3.8x once decoded); from 32 KB on they
-cost a little more at most (4.2x against 3.4x), and no delta pays for decoding the whole
-baseline (``orjson.loads`` alone is 3.5x to 6x a ``dumps``)."""
+cost a little more at most (4.2x against 3.4x), and no delta on one object pays for decoding
+the whole baseline (``orjson.loads`` alone is 3.5x to 6x a ``dumps``)."""
 
 
 def _decode(encoded: bytes, loadable: bool) -> Any:

@@ -195,8 +195,6 @@ def locate(old: bytes, new: bytes, state: Any) -> tuple[str, Any, int, int] | No
         levels.append((pointer, node, start, stop))
     after = memoryview(new)
     for pointer, node, start, stop in reversed(levels):
-        if stop + shift < start:
-            return None
-        if old.endswith(after[stop:]):  # old[stop + shift:] == new[stop:]
+        if stop + shift >= start and old.endswith(after[stop:]):  # old[stop + shift:] is new[stop:]
             return pointer, node, start, stop
     return None
