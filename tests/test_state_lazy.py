@@ -196,10 +196,8 @@ def test_a_state_the_sketch_covers_is_not_kept_alive_by_the_manager() -> None:
     # Holding the caller's previous state kept it alive until the next publish, which then
     # paid for freeing it. When the sketch alone can prove the next document a snapshot, the
     # manager keeps no reference; a state it cannot cover is kept for the walk from it.
-    covered = grid(1, 0, 0)
-    before = sys.getrefcount(covered)
     states = StateManager()
-    states.publish(covered)
+    states.publish(grid(1, 0, 0))
     states.publish(grid(2, 0, 0))  # proved from the first one's sketch: sketches the second
     second = grid(3, 0, 0)
     before = sys.getrefcount(second)
@@ -507,9 +505,9 @@ def test_locate_in_a_long_list_of_objects_whose_strings_look_like_separators(
 def test_a_guessed_item_is_the_one_counting_finds(
     lengths: list[int], nested: bool, data: st.DataObject
 ) -> None:
-    # Items of very different lengths put the guess far off: the steps to a neighbour mend a
-    # near miss, and a far one is counted block by block. Every byte of the list, commas and
-    # brackets included, must be answered as counting item by item answers it.
+    # Items of very different lengths put the guess far off: later guesses narrow the span
+    # around it, and after a few misses the list is counted block by block. Every byte of
+    # the list, commas and brackets included, must be answered as counting answers it.
     items: list[Any] = [{"s": "x" * n} if nested else "x" * n for n in lengths]
     encoded = orjson.dumps({"k": items})
     start = encoded.index(b"[")
@@ -521,7 +519,8 @@ def test_a_guessed_item_is_the_one_counting_finds(
 def test_an_item_of_a_list_of_alike_objects_is_found_without_counting_blocks(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # The guess, and at most a step to a neighbour, finds it: no block-by-block count.
+    # Objects whose lengths differ by a few digits: a few guesses find each, with no
+    # block-by-block count.
     import agui_replay.patch._window as window
 
     def counted(*args: Any) -> Any:
