@@ -24,6 +24,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
@@ -295,11 +296,7 @@ def _patch_sync(lib: Any, cls: Any) -> Any:
         if router is None or routed is None:
             return original(self, request)
         provider, origin = routed
-
-        def app(method: str, target: str, headers: dict[str, str], body: bytes) -> Plan:
-            assert router is not None
-            return router.handle(method, target, headers, body, provider=provider, origin=origin)
-
+        app = functools.partial(router.handle, provider=provider, origin=origin)
         return transport_cls(app).handle_request(request)
 
     handle_request.__wrapped__ = original  # type: ignore[attr-defined]
@@ -322,13 +319,7 @@ def _patch_async(lib: Any, cls: Any) -> Any:
         if router is None or routed is None:
             return await original(self, request)
         provider, origin = routed
-
-        async def app(method: str, target: str, headers: dict[str, str], body: bytes) -> Plan:
-            assert router is not None
-            return await router.ahandle(
-                method, target, headers, body, provider=provider, origin=origin
-            )
-
+        app = functools.partial(router.ahandle, provider=provider, origin=origin)
         return await transport_cls(app).handle_async_request(request)
 
     handle_async_request.__wrapped__ = original  # type: ignore[attr-defined]
@@ -353,15 +344,7 @@ def _patch_aiohttp(original: Any) -> Any:
             routed = router.route_to(host, port, f"{url.scheme}://{netloc}")
             if routed is not None:
                 provider, origin = routed
-
-                async def answer(
-                    method: str, target: str, headers: dict[str, str], body: bytes
-                ) -> Plan:
-                    assert router is not None
-                    return await router.ahandle(
-                        method, target, headers, body, provider=provider, origin=origin
-                    )
-
+                answer = functools.partial(router.ahandle, provider=provider, origin=origin)
                 return _aiohttp.connection(self, req, answer)
         return await original(self, req, traces, timeout)
 
