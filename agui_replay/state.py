@@ -42,6 +42,7 @@ from .patch._json import (
     json_equal,
 )
 from .patch._sketch import Plan, Sketch
+from .patch._sketch import hashed as _sketch_hashed
 from .patch._sketch import looks_new as _sketch_looks_new
 from .patch._sketch import overflows as _sketch_overflows
 from .patch._sketch import plan as _sketch_plan
@@ -195,10 +196,10 @@ class StateManager:
     # After a snapshot the baseline is only its compact JSON (``_baseline`` is _LAZY): decoding
     # it costs several times the encoding, and the next publish may not need it (another
     # snapshot, or the same state again). Only a delta needs the baseline decoded.
-    # ``_sketch`` (patch._sketch) holds hashes of some of the lazy baseline's string values,
-    # from which the next snapshot can be shown due without that object (and without
-    # re-encoding it); it follows the deltas since, small ones even once the baseline is
-    # decoded.
+    # ``_sketch`` (patch._sketch) holds some of the lazy baseline's string values (or their
+    # hashes, from the first publish of the same object on: see _unshare), from which the
+    # next snapshot can be shown due without that object (and without re-encoding it); it
+    # follows the deltas since, small ones even once the baseline is decoded.
     # ``_hint`` is the object that was published, while the baseline is bytes and no sketch
     # could prove a new document a snapshot on its own: while its JSON is still those bytes,
     # the next diff can be walked against it (read only) to find out early that a snapshot is
@@ -269,6 +270,7 @@ class StateManager:
             decoded = baseline is not _LAZY
             if not decoded:
                 if encoded == self._bytes:
+                    self._unshare()
                     if _plain_json(state, encoded):
                         self._remember(state)
                         return Unchanged()
@@ -277,7 +279,7 @@ class StateManager:
                     if due:
                         return self._snapshot(state, encoded, loadable, sketch, plain)
                     if len(encoded) >= _LOCAL:
-                        local = self._diff_locally(state, encoded, loadable)
+                        local = self._diff_locally(state, encoded, loadable, plain)
                         if local is not None:
                             return local
                 baseline = self._decoded()
@@ -311,44 +313,52 @@ class StateManager:
 
     def _snapshot_due(self, state: Any, encoded: bytes) -> tuple[bool, Sketch | None, bool]:
         """Whether the diff from the lazy baseline to ``state`` is sure to end in a snapshot,
-        found without decoding the baseline; and, when it is, a sketch of ``state`` for the
-        next time, and whether ``state`` is known to hold only exact JSON types. First from
+        found without decoding the baseline; when it is, a sketch of ``state`` for the next
+        time; and whether ``state`` is known to hold only exact JSON types. First from
         the baseline's sketch; else by walking from the object published last (kept only
         where the sketch cannot prove it alone), when it is another object than ``state`` and
         its JSON has not changed since."""
         hint, kept = self._hint, self._sketch
         if hint is state:
             return False, None, False
+        plain = False
         # Without the object, a guess on a few values tells another document from the same
         # object changed in place, which the sketch's bound would only cost.
         if kept is not None and (hint is not _MISSING or _sketch_looks_new(kept, state)):
-            due, sketch = _sketch_overflows(kept, state, len(encoded) - 1)
             # Its bound holds for values of the exact JSON types (the snapshot checks them
-            # anyway, and then keeps the answer).
-            if due and _plain_json(state, encoded):
+            # anyway, and then keeps the answer). Checked first: the sketch of ``state`` that
+            # the bound leaves refers to its strings, which would slow the check.
+            if not _plain_json(state, encoded):
+                return False, None, False
+            plain = True
+            due, sketch = _sketch_overflows(kept, state, len(encoded) - 1)
+            if due:
                 return True, sketch, True
         if hint is _MISSING:
-            return False, None, False
+            return False, None, plain
         try:
             if not _overflows(hint, state, encoded):
-                return False, None, False
+                return False, None, plain
         except Exception:  # the caller may have put anything in it since
-            return False, None, False
+            return False, None, plain
         # Only now (a delta needs the decoded baseline anyway): is the hint still the baseline?
         try:
             if _dumps_known(hint) != self._bytes:
-                return False, None, False
+                return False, None, plain
         except _Invalid:  # the caller put something in it since that is not JSON
-            return False, None, False
-        return True, _sketch_of(state), False
+            return False, None, plain
+        # The type check before the sketch (see above).
+        if not (plain or _plain_json(state, encoded)):
+            return True, None, False
+        return True, _sketch_of(state), True
 
     def _renewed(self, baseline: Any, state: Any, encoded: bytes) -> Sketch | None:
         """When ``state`` is shown, from a sketch of the decoded ``baseline``, to need a
         snapshot, and holds only exact JSON types: the sketch of ``state``; else ``None``.
 
         The sketch the baseline had as bytes, kept up to date through the deltas since
-        (hashes, one column read of ``state`` each), is used when there is one; else one is
-        made from the decoded baseline's values.
+        (values or hashes, one column read of ``state`` each), is used when there is one;
+        else one is made from the decoded baseline's values.
 
         Every delta of a decoded baseline asks, so where to look is found once per baseline
         object (a stale answer only loosens the bound: the columns are read afresh)."""
@@ -368,12 +378,17 @@ class StateManager:
                 if found is None:
                     return None
                 previous = found
+            # The exact JSON types first (see _snapshot_due).
+            if not _plain_json(state, encoded):
+                return None
             due, sketch = _sketch_overflows(previous, state, len(encoded) - 1)
         except Exception:  # values hash and compare as their types like; the diff decides
             return None
-        return sketch if due and _plain_json(state, encoded) else None
+        return sketch if due else None
 
-    def _diff_locally(self, state: Any, encoded: bytes, loadable: bool) -> StatePublish | None:
+    def _diff_locally(
+        self, state: Any, encoded: bytes, loadable: bool, plain: bool
+    ) -> StatePublish | None:
         """The publish from a lazy baseline, diffed from the part of it that changed
         (patch._window), which alone is decoded; the baseline stays lazy. ``None`` when that
         part is over half of the document (decoding it all costs no more) or the state must
@@ -386,8 +401,12 @@ class StateManager:
             return None
         pointer, value, start, stop = found
         end = stop + len(old_bytes) - len(encoded)
-        if 2 * (end - start) > len(old_bytes) or not _plain_json(state, encoded):
+        if 2 * (end - start) > len(old_bytes):
             return None
+        if not plain:
+            self._unshare()
+            if not _plain_json(state, encoded):
+                return None
         old_part, part = old_bytes[start:end], encoded[start:stop]
         try:
             old = orjson.loads(old_part)
@@ -418,6 +437,14 @@ class StateManager:
         kept = self._sketch
         strong = kept is not None and kept.reach >= len(self._bytes)
         self._hint = _MISSING if strong else state
+
+    def _unshare(self) -> None:
+        """Before the type check of a state that may be the object last sketched (changed in
+        place): the sketch's values become hashes, which ``marshal`` does not see (see
+        patch._sketch.Sketch)."""
+        kept = self._sketch
+        if kept is not None and kept.values:
+            _sketch_hashed(kept)
 
     def _decoded(self) -> Any:
         """The lazy baseline, decoded: a private copy from here on."""

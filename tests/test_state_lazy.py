@@ -192,6 +192,25 @@ def test_a_sketch_reaches_what_it_would_prove_against_every_value_changed() -> N
     assert fresh.reach == sketched.reach
 
 
+def test_a_sketch_holds_a_new_documents_strings_until_the_same_object_comes_again() -> None:
+    # A new document's sketch keeps its strings, so that the next document's are compared
+    # with them unhashed. When the same object is published again, the type check (marshal)
+    # would track each of them as shared: the sketch hashes them first and lets them go. The
+    # hashes still prove the next new document a snapshot.
+    states = StateManager()
+    states.publish(board(1000))  # 55 KB: sketched from the first snapshot on
+    doc = board(1000, salt="x")
+    name = doc["items"][500]["name"]
+    before = sys.getrefcount(name)
+    assert isinstance(states.publish(doc), Snapshot)
+    assert sys.getrefcount(name) == before + 1
+    doc["items"][500]["id"] = -1
+    assert states.publish(doc) == Delta([{"op": "replace", "path": "/items/500/id", "value": -1}])
+    assert sys.getrefcount(name) == before
+    assert states._sketch is not None
+    check(states, doc, orjson.loads(orjson.dumps(doc)), board(1000, salt="y"))
+
+
 def test_a_state_the_sketch_covers_is_not_kept_alive_by_the_manager() -> None:
     # Holding the caller's previous state kept it alive until the next publish, which then
     # paid for freeing it. When the sketch alone can prove the next document a snapshot, the

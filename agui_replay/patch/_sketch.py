@@ -5,8 +5,8 @@ After a snapshot the StateManager keeps the state only as its compact JSON. To f
 the next (different) document needs a snapshot too, it used to walk the diff from the object
 published last, after checking that its JSON had not changed since (one more encoding). A
 sketch makes both unnecessary for the common shape of a large state, a long list of objects:
-it holds, for a few string members of those objects, the hashes of the baseline's values
-(taken when they were published, so the caller cannot change them behind our back), and
+it holds, for a few string members of those objects, the baseline's values as they were
+published (strings: the caller cannot change them behind our back), or their hashes, and
 :func:`overflows` compares the new document's values with them a column at a time, inside C
 iterators.
 
@@ -34,16 +34,22 @@ _REPLACE = 36 + 2  # a replace's fixed bytes and its string value's quotes (see 
 
 
 class Sketch:
-    """Hashes of the baseline's values of a few string members of the objects of its longest
-    list (hashes, not the strings: a reference to each would make ``marshal``, the type check
-    of every publish, track them all as shared objects, several times slower).
+    """The baseline's values of a few string members of the objects of its longest list, or
+    their hashes.
 
     ``key`` is the root member holding the list (``None``: the root is the list), ``length``
-    the list's length, ``columns`` pairs of member name and the hashes, item by item (``-1``,
-    which ``hash`` never returns, for a value that has none); or, when ``values`` is true, the
-    values themselves (:func:`renewed`'s sketch of a decoded baseline, read once). ``reach``:
-    the bound :func:`overflows` would reach against a document that differs in every sketched
-    value, with values as long as these (as they were sketched; deltas leave it).
+    the list's length, ``columns`` pairs of member name and the values, item by item; with
+    ``values`` false, their hashes instead (``-1``, which ``hash`` never returns, for a value
+    that has none). ``reach``: the bound :func:`overflows` would reach against a document that
+    differs in every sketched value, with values as long as these (as they were sketched;
+    deltas leave it).
+
+    The values themselves are what a new document's are compared with: cheaper than hashing
+    both (a new document's strings are fresh, their hashes not computed yet), and the next
+    sketch is then the new document's columns as they are. But while the sketched strings are
+    also the state's, ``marshal``, the type check of every publish, sees them referenced twice
+    and tracks each as a shared object (about half a ``dumps`` more at 10 MB): before the
+    same object is checked again, :func:`hashed` turns the values into hashes.
     """
 
     __slots__ = ("_paths", "columns", "key", "length", "reach", "values")
@@ -53,13 +59,13 @@ class Sketch:
         key: str | None,
         length: int,
         columns: list[tuple[str, list[Any]]],
-        values: bool = False,
+        values: bool = True,
         reach: int = 0,
     ):
         self.key = key
         self.length = length
         self.columns = columns
-        self.values = values  # the columns hold the values themselves (see renewed)
+        self.values = values  # the columns hold the values themselves (else their hashes)
         self.reach = reach
         self._paths: tuple[str, dict[str, list[Any]]] | None = None  # see updated
 
@@ -74,6 +80,14 @@ class Sketch:
     def __repr__(self) -> str:
         names = [name for name, _ in self.columns]
         return f"Sketch(key={self.key!r}, length={self.length}, columns={names!r})"
+
+
+def hashed(sketch: Sketch) -> None:
+    """Turn ``sketch``'s values into their hashes, in place (see :class:`Sketch`)."""
+    if sketch.values:
+        sketch.columns = [(name, _hashes(values)) for name, values in sketch.columns]
+        sketch.values = False
+        sketch._paths = None
 
 
 def _hash(value: Any) -> int:
@@ -158,19 +172,19 @@ def plan(state: Any) -> Plan | None:
     return (key, names) if names else None
 
 
-def _sketched(items: list[Any], where: Plan, hashed: bool = True) -> Sketch | None:
-    """The sketch of ``items`` (the list ``where`` names) for the members it names: their
-    hashes, or (``hashed=False``) the values themselves."""
+def _sketched(items: list[Any], where: Plan, measured: bool = True) -> Sketch | None:
+    """The sketch of ``items`` (the list ``where`` names) for the members it names, with its
+    reach when ``measured``."""
     key, names = where
     columns = []
     reach = 0
     for name in names:
         values = _column(items, name)
         if values is not None:
-            columns.append((name, _hashes(values) if hashed else values))
-            if hashed:
+            columns.append((name, values))
+            if measured:
                 reach += _each(key, name) * len(values) + _text_size(values)
-    return Sketch(key, len(items), columns, not hashed, reach) if columns else None
+    return Sketch(key, len(items), columns, reach=reach) if columns else None
 
 
 def sketch(state: Any) -> Sketch | None:
@@ -204,27 +218,28 @@ def renewed(baseline: Any, state: Any, where: Plan) -> Sketch | None:
             value = new.get(name)  # only a string counts in the bound
             if type(value) is not str or value == old.get(name):
                 return None
-    # The baseline's values themselves, not their hashes: they are at hand, and comparing
-    # them is cheaper than hashing them (fresh from orjson, none is hashed yet). Such a
-    # sketch is only read, once: holding them would slow the next type check (see Sketch).
-    return _sketched(items, where, hashed=False)
+    # Only read, once: its reach is not needed.
+    return _sketched(items, where, measured=False)
 
 
 def looks_new(previous: Sketch, state: Any) -> bool:
-    """Whether ``state`` looks like another document than the one ``previous`` sketches (of
-    hashes): its list as long, and its first, middle and last objects differing in every
-    sketched member. The guess of :func:`renewed`, for a sketch kept through deltas: a few
-    lookups, so that a delta does not pay for :func:`overflows`."""
+    """Whether ``state`` looks like another document than the one ``previous`` sketches: its
+    list as long, and its first, middle and last objects differing in every sketched member.
+    The guess of :func:`renewed`, for a sketch kept through deltas: a few lookups, so that a
+    delta does not pay for :func:`overflows`."""
     now = _items_of(state, previous.key)
-    if now is None or len(now) != previous.length or not now or previous.values:
+    if now is None or len(now) != previous.length or not now:
         return False
+    values = previous.values
     for index in (0, len(now) // 2, len(now) - 1):
         new = now[index]
         if type(new) is not dict:
             return False
-        for name, hashes in previous.columns:
+        for name, column in previous.columns:
             value = new.get(name)
-            if type(value) is not str or hash(value) == hashes[index]:
+            if type(value) is not str:
+                return False
+            if (value if values else hash(value)) == column[index]:
                 return False
     return True
 
@@ -239,14 +254,13 @@ def overflows(previous: Sketch, state: Any, room: int) -> tuple[bool, Sketch | N
     items = _items_of(state, previous.key)
     if items is None or len(items) != previous.length:
         return False, None
-    fresh: list[tuple[str, list[int]]] = []
+    fresh: list[tuple[str, list[Any]]] = []
     bound = reach = 0
     for name, was in previous.columns:
         now = _column(items, name)
         if now is None:
             return False, None
-        hashes = _hashes(now)
-        fresh.append((name, hashes))
+        fresh.append((name, now))
         each = _each(previous.key, name)
         try:
             total, strings = len("".join(now)), True  # join refuses anything but strings
@@ -256,10 +270,11 @@ def overflows(previous: Sketch, state: Any, room: int) -> tuple[bool, Sketch | N
         if bound >= room:
             continue  # only the sketch of state is still needed
         # Each path is prefix + "/" + index (at least one digit) + "/" + name. Only values
-        # that are strings now are counted, where the hash differs from the baseline's: equal
-        # strings hash equal, and a value of another type is never the same JSON as a string
-        # (a tuple is != the list it encodes as, so a container's != says nothing).
-        flags = list(map(operator.ne, was, now if previous.values else hashes))
+        # that are strings now are counted, where they differ from the baseline's (or their
+        # hashes do: equal strings hash equal). A value of another type is never the same
+        # JSON as a string (a tuple is != the list it encodes as, so a container's != would
+        # say nothing).
+        flags = list(map(operator.ne, was, now if previous.values else _hashes(now)))
         if strings and all(flags):  # a new document changes every value: all of them count
             bound += each * len(now) + total
             continue
@@ -292,5 +307,9 @@ def updated(previous: Sketch | None, ops: list[dict[str, Any]]) -> Sketch | None
             continue  # another member, or inside a sketched one (still not a string)
         if op["op"] != "replace":
             return None
-        column[int(parts[0])] = _hash(op["value"])
+        value = op["value"]
+        if previous.values:  # a string is kept; any other value differs from every string
+            column[int(parts[0])] = value if type(value) is str else None
+        else:
+            column[int(parts[0])] = _hash(value)
     return previous
