@@ -324,15 +324,18 @@ class StateManager:
         plain = False
         # Without the object, a guess on a few values tells another document from the same
         # object changed in place, which the sketch's bound would only cost.
-        if kept is not None and (hint is not _MISSING or _sketch_looks_new(kept, state)):
+        new = kept is not None and _sketch_looks_new(kept, state)
+        if new or (kept is not None and hint is not _MISSING):
             # Its bound holds for values of the exact JSON types (the snapshot checks them
-            # anyway, and then keeps the answer). Checked first: the sketch of ``state`` that
-            # the bound leaves refers to its strings, which would slow the check.
-            if not _plain_json(state, encoded):
-                return False, None, False
-            plain = True
-            due, sketch = _sketch_overflows(kept, state, len(encoded) - 1)
-            if due:
+            # anyway, and then keeps the answer). For what looks like another document, which
+            # will need the check either way, it comes first: the sketch of ``state`` that the
+            # bound leaves refers to its strings, which would slow the check.
+            if new:
+                if not _plain_json(state, encoded):
+                    return False, None, False
+                plain = True
+            due, sketch = _sketch_overflows(cast(Sketch, kept), state, len(encoded) - 1)
+            if due and (plain or _plain_json(state, encoded)):
                 return True, sketch, True
         if hint is _MISSING:
             return False, None, plain
