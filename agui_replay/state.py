@@ -197,9 +197,10 @@ class StateManager:
     # it costs several times the encoding, and the next publish may not need it (another
     # snapshot, or the same state again). Only a delta needs the baseline decoded.
     # ``_sketch`` (patch._sketch) holds some of the lazy baseline's string values (or their
-    # hashes, from the first publish of the same object on: see _unshare), from which the
-    # next snapshot can be shown due without that object (and without re-encoding it); it
-    # follows the deltas since, small ones even once the baseline is decoded.
+    # hashes, from the first publish of the same object on, see _unshare; or from the
+    # snapshot on, when ``_mutated`` says the object before came back), from which the next
+    # snapshot can be shown due without that object (and without re-encoding it); it follows
+    # the deltas since, small ones even once the baseline is decoded.
     # ``_hint`` is the object that was published, while the baseline is bytes and no sketch
     # could prove a new document a snapshot on its own: while its JSON is still those bytes,
     # the next diff can be walked against it (read only) to find out early that a snapshot is
@@ -212,6 +213,7 @@ class StateManager:
         "_bytes",
         "_hint",
         "_loadable",
+        "_mutated",
         "_sketch",
         "_where",
     )
@@ -220,6 +222,7 @@ class StateManager:
         self._baseline: Any = _MISSING
         self._bytes = b""  # compact JSON of the baseline, in its own key order
         self._hint: Any = _MISSING
+        self._mutated = False  # the same object was published again since the last snapshot
         self._loadable = True  # orjson reads _bytes back (no integers beyond 64 bits)
         self._sketch: Sketch | None = None
         self._where: tuple[int, Plan | None] | None = None
@@ -334,7 +337,8 @@ class StateManager:
                 if not _plain_json(state, encoded):
                     return False, None, False
                 plain = True
-            due, sketch = _sketch_overflows(cast(Sketch, kept), state, len(encoded) - 1)
+            room = len(encoded) - 1
+            due, sketch = _sketch_overflows(cast(Sketch, kept), state, room, self._mutated)
             if due and (plain or _plain_json(state, encoded)):
                 return True, sketch, True
         if hint is _MISSING:
@@ -384,7 +388,8 @@ class StateManager:
             # The exact JSON types first (see _snapshot_due).
             if not _plain_json(state, encoded):
                 return None
-            due, sketch = _sketch_overflows(previous, state, len(encoded) - 1)
+            room = len(encoded) - 1
+            due, sketch = _sketch_overflows(previous, state, room, self._mutated)
         except Exception:  # values hash and compare as their types like; the diff decides
             return None
         return sketch if due else None
@@ -444,7 +449,8 @@ class StateManager:
     def _unshare(self) -> None:
         """Before the type check of a state that may be the object last sketched (changed in
         place): the sketch's values become hashes, which ``marshal`` does not see (see
-        patch._sketch.Sketch)."""
+        patch._sketch.Sketch); and the next snapshot's sketch will be hashed at once."""
+        self._mutated = True
         kept = self._sketch
         if kept is not None and kept.values:
             _sketch_hashed(kept)
@@ -472,6 +478,10 @@ class StateManager:
                 # document the walk from this one (and the encoding that must precede it).
                 # Smaller states decode the baseline at their first delta.
                 sketch = _sketch_of(state)
+            if sketch is not None and self._mutated:
+                # The object published before this one was published again, changed: this one
+                # may be too, and then its strings would be hashed anyway, colder.
+                _sketch_hashed(sketch)
             self._baseline, self._sketch = _LAZY, sketch
             self._bytes = encoded
             self._remember(state)
@@ -482,7 +492,7 @@ class StateManager:
             if baseline is _MISSING or baseline != state:
                 baseline = _copy(state, MAX_DEPTH)  # the same JSON as ``encoded``
             self._baseline, self._hint = baseline, _MISSING
-        self._bytes, self._loadable = encoded, loadable
+        self._bytes, self._loadable, self._mutated = encoded, loadable, False
         return Snapshot._encoded(encoded, loadable=loadable)
 
 

@@ -196,7 +196,8 @@ def test_a_sketch_holds_a_new_documents_strings_until_the_same_object_comes_agai
     # A new document's sketch keeps its strings, so that the next document's are compared
     # with them unhashed. When the same object is published again, the type check (marshal)
     # would track each of them as shared: the sketch hashes them first and lets them go. The
-    # hashes still prove the next new document a snapshot.
+    # hashes still prove the next new document a snapshot, whose sketch is hashed at once (its
+    # object may well come back too), until a snapshot is followed by another document.
     states = StateManager()
     states.publish(board(1000))  # 55 KB: sketched from the first snapshot on
     doc = board(1000, salt="x")
@@ -208,7 +209,38 @@ def test_a_sketch_holds_a_new_documents_strings_until_the_same_object_comes_agai
     assert states.publish(doc) == Delta([{"op": "replace", "path": "/items/500/id", "value": -1}])
     assert sys.getrefcount(name) == before
     assert states._sketch is not None
-    check(states, doc, orjson.loads(orjson.dumps(doc)), board(1000, salt="y"))
+
+    def held(salt: str) -> int:  # publish a new document: how many of its names it holds
+        new = board(1000, salt=salt)
+        names = [item["name"] for item in new["items"]]
+        counts = list(map(sys.getrefcount, names))
+        previous = orjson.loads(orjson.dumps(states.published))
+        check(states, previous, previous, new)
+        after = map(sys.getrefcount, names)
+        return sum(now > was for now, was in zip(after, counts, strict=True))
+
+    assert held("y") == 0  # after a delta: hashed at once
+    assert held("z") == 1000  # after a snapshot: the strings themselves
+    assert held("w") == 1000
+
+
+def test_a_snapshot_the_diff_finds_after_a_delta_is_sketched_in_hashes() -> None:
+    # The same rule for a sketch made from the state itself: here a document that does not
+    # look new (its first, middle and last objects are the old ones), so the diff finds the
+    # snapshot.
+    states = StateManager()
+    doc = board(1000)
+    states.publish(doc)
+    doc["meta"]["version"] = 2
+    assert isinstance(states.publish(doc), Delta)
+    new = board(1000, salt="x")
+    for index in (0, 500, 999):
+        new["items"][index] = copy.deepcopy(doc["items"][index])
+    names = [item["name"] for item in new["items"]]
+    counts = list(map(sys.getrefcount, names))
+    check(states, doc, copy.deepcopy(doc), new)
+    assert states._sketch is not None
+    assert list(map(sys.getrefcount, names)) == counts
 
 
 def test_a_state_the_sketch_covers_is_not_kept_alive_by_the_manager() -> None:

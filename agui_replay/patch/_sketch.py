@@ -244,9 +244,12 @@ def looks_new(previous: Sketch, state: Any) -> bool:
     return True
 
 
-def overflows(previous: Sketch, state: Any, room: int) -> tuple[bool, Sketch | None]:
+def overflows(
+    previous: Sketch, state: Any, room: int, hashed: bool = False
+) -> tuple[bool, Sketch | None]:
     """Whether the diff from the baseline ``previous`` sketches to ``state`` spends ``room``
-    bytes (then a snapshot is due), and then the sketch of ``state`` for the same members.
+    bytes (then a snapshot is due), and then the sketch of ``state`` for the same members (of
+    hashes when ``hashed``).
 
     The caller must still check that ``state`` holds only the exact JSON types (the
     StateManager's ``marshal`` check) before it relies on a ``True``: a subclass of ``str``
@@ -260,7 +263,12 @@ def overflows(previous: Sketch, state: Any, room: int) -> tuple[bool, Sketch | N
         now = _column(items, name)
         if now is None:
             return False, None
-        fresh.append((name, now))
+        if previous.values:
+            compared = now
+            fresh.append((name, _hashes(now) if hashed else now))
+        else:
+            compared = _hashes(now)
+            fresh.append((name, compared if hashed else now))
         each = _each(previous.key, name)
         try:
             total, strings = len("".join(now)), True  # join refuses anything but strings
@@ -274,14 +282,14 @@ def overflows(previous: Sketch, state: Any, room: int) -> tuple[bool, Sketch | N
         # hashes do: equal strings hash equal). A value of another type is never the same
         # JSON as a string (a tuple is != the list it encodes as, so a container's != would
         # say nothing).
-        flags = list(map(operator.ne, was, now if previous.values else _hashes(now)))
+        flags = list(map(operator.ne, was, compared))
         if strings and all(flags):  # a new document changes every value: all of them count
             bound += each * len(now) + total
             continue
         changed = [value for value in compress(now, flags) if isinstance(value, str)]
         bound += each * len(changed) + len("".join(changed))
     if bound >= room:
-        return True, Sketch(previous.key, len(items), fresh, reach=reach)
+        return True, Sketch(previous.key, len(items), fresh, not hashed, reach)
     return False, None
 
 
