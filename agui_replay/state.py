@@ -240,7 +240,7 @@ class StateManager:
         """Forget the last publish: the next :meth:`publish` is a :class:`Snapshot` again."""
         self._baseline = self._hint = _MISSING
         self._bytes = b""
-        self._sketch = None
+        self._sketch, self._mutated = None, False
 
     def publish(self, value: Any) -> StatePublish:
         """Record ``value`` as the client's new state and say what to send for it.
