@@ -31,6 +31,7 @@ import pytest
 
 from agui_replay.assertions import assert_event_types, assert_valid_stream, message_text
 from agui_replay.client import Session
+from agui_replay.normalize import ignore
 from agui_replay.providers import FakeProvider, LoopbackServer, ProviderRequest, ToolCallDelta
 from agui_replay.providers.chunking import by_word
 from agui_replay.recording import CassetteSession
@@ -43,6 +44,14 @@ pytestmark = [
     # ag-ui-langgraph 0.0.47 still reads the graph's config schema the pre-1.0 way.
     pytest.mark.filterwarnings("ignore:`get_config_jsonschema` is deprecated"),
 ]
+
+
+@pytest.fixture
+def agui_normalizers() -> list[Any]:
+    """LangChain stamps each callback event (the RAW events) with the versions of its packages
+    (``metadata.lc_versions``): without this rule an upgrade of ``langchain-openai`` would
+    read as a change of the agent, and every cassette would need recording again."""
+    return [ignore("/**/lc_versions")]
 
 
 @pytest.fixture
