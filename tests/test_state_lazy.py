@@ -210,7 +210,7 @@ def test_a_sketch_holds_a_new_documents_strings_until_the_same_object_comes_agai
     assert sys.getrefcount(name) == before
     assert states._sketch is not None
 
-    def held(salt: str) -> int:  # publish a new document: how many of its names it holds
+    def held(salt: str) -> int:  # publish a new document: how many of its names are held
         new = board(1000, salt=salt)
         names = [item["name"] for item in new["items"]]
         counts = list(map(sys.getrefcount, names))
