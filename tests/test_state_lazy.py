@@ -577,7 +577,7 @@ def test_a_guessed_item_is_the_one_counting_finds(
     start = encoded.index(b"[")
     stop = len(encoded) - 1
     for low in data.draw(st.lists(st.integers(start, stop - 1), min_size=1, max_size=12)):
-        assert _item_at(items, start, stop, low) == _item_holding(items, start, stop, low, low)
+        assert _item_at(items, start, stop, low) == _item_holding(items, start, stop, low)
 
 
 def test_an_item_of_a_list_of_alike_objects_is_found_without_counting_blocks(

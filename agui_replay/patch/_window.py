@@ -69,9 +69,9 @@ def _big(value: Any) -> bool:
     return (kind is dict or kind is list or kind is tuple) and len(value) > _SMALL
 
 
-def _member_holding(node: dict[str, Any], start: int, stop: int, low: int, high: int) -> Any:
+def _member_holding(node: dict[str, Any], start: int, stop: int, low: int) -> Any:
     """``(key, value, begin, end)`` of the member of ``node`` (encoded at ``start:stop``)
-    whose value's encoding holds ``low:high``, or ``None``.
+    whose value's encoding, or the comma after it, holds the byte ``low``; or ``None``.
 
     Members before it are encoded to count offsets; the end of a large one is counted back
     from the end of ``node`` when only small members follow it (the usual large state: a long
@@ -92,12 +92,12 @@ def _member_holding(node: dict[str, Any], start: int, stop: int, low: int, high:
         else:
             end = begin + _length(value)
         if low <= end:
-            return (key, value, begin, end) if high <= end else None
+            return key, value, begin, end
         position = end + 1
     return None
 
 
-def _item_holding(node: Any, start: int, stop: int, low: int, high: int) -> Any:
+def _item_holding(node: Any, start: int, stop: int, low: int) -> Any:
     """:func:`_member_holding` for a list (or tuple): ``(index, item, begin, end)``.
 
     Offsets are counted a block of items at a time; the block where the change starts is
@@ -120,7 +120,7 @@ def _item_holding(node: Any, start: int, stop: int, low: int, high: int) -> Any:
             return None
         end = stop - 1 if index == count - 1 else position + _length(node[index])
         if low <= end:
-            return (index, node[index], position, end) if high <= end else None
+            return index, node[index], position, end
         position = end + 1
         index += 1
     return None
@@ -158,7 +158,7 @@ def _item_at(node: Any, start: int, stop: int, low: int) -> Any:
             return index, node[index], begin, end
         if first >= last:
             return None
-    return _item_holding(node, start, stop, low, low)
+    return _item_holding(node, start, stop, low)
 
 
 def locate(old: bytes, new: bytes, state: Any) -> tuple[str, Any, int, int] | None:
@@ -183,7 +183,7 @@ def locate(old: bytes, new: bytes, state: Any) -> tuple[str, Any, int, int] | No
     while stop - start > _WHOLE:
         kind = type(node)
         if kind is dict:
-            child = _member_holding(node, start, stop, low, low)
+            child = _member_holding(node, start, stop, low)
         elif kind is list or kind is tuple:
             child = _item_at(node, start, stop, low)
         else:
