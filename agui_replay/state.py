@@ -328,7 +328,7 @@ class StateManager:
         # Without the object, a guess on a few values tells another document from the same
         # object changed in place, which the sketch's bound would only cost.
         new = kept is not None and _sketch_looks_new(kept, state)
-        if new or (kept is not None and hint is not _MISSING):
+        if kept is not None and (new or hint is not _MISSING):
             # Its bound holds for values of the exact JSON types (the snapshot checks them
             # anyway, and then keeps the answer). For what looks like another document, which
             # will need the check either way, it comes first: the sketch of ``state`` that the
@@ -338,7 +338,7 @@ class StateManager:
                     return False, None, False
                 plain = True
             room = len(encoded) - 1
-            due, sketch = _sketch_overflows(cast(Sketch, kept), state, room, self._mutated)
+            due, sketch = _sketch_overflows(kept, state, room, self._mutated)
             if due and (plain or _plain_json(state, encoded)):
                 return True, sketch, True
         if hint is _MISSING:
