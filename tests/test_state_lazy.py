@@ -224,15 +224,22 @@ def test_a_sketch_holds_a_new_documents_strings_until_the_same_object_comes_agai
     assert held("w") == 1000
 
 
+def after_a_delta(items: int) -> tuple[StateManager, dict[str, Any]]:
+    """A manager that published a board of ``items`` objects, then a delta of it (its
+    version), and that board."""
+    states = StateManager()
+    doc = board(items)
+    states.publish(doc)
+    doc["meta"]["version"] = 2
+    assert isinstance(states.publish(doc), Delta)
+    return states, doc
+
+
 def test_a_snapshot_the_diff_finds_after_a_delta_is_sketched_in_hashes() -> None:
     # The same rule for a sketch made from the state itself: here a document that does not
     # look new (its first, middle and last objects are the old ones), so the diff finds the
     # snapshot.
-    states = StateManager()
-    doc = board(1000)
-    states.publish(doc)
-    doc["meta"]["version"] = 2
-    assert isinstance(states.publish(doc), Delta)
+    states, doc = after_a_delta(1000)
     new = board(1000, salt="x")
     for index in (0, 500, 999):
         new["items"][index] = copy.deepcopy(doc["items"][index])
@@ -333,11 +340,7 @@ def test_a_sketch_kept_through_a_delta_follows_the_rule_at_its_boundary() -> Non
 def test_a_new_document_after_a_delta_with_a_bad_value_is_refused(kind: str) -> None:
     # The sketch's proof holds for exact JSON types only: a value that is not JSON, outside
     # the sketched members, still raises, and the baseline is kept.
-    states = StateManager()
-    doc = board(60)
-    states.publish(doc)
-    doc["meta"]["version"] = 2
-    assert isinstance(states.publish(doc), Delta)
+    states, doc = after_a_delta(60)
     other = board(60, salt="x")
     bad = {"nan": float("nan"), "uuid": uuid.UUID(int=7), "enum": Color.RED}[kind]
     other["items"][30]["id"] = bad
