@@ -22,11 +22,11 @@ median ratio over the rounds. What each row measures:
   Python has not computed yet; the same two objects published again read lower, see
   ``benchmarks/README.md``), so every publish is a snapshot that follows a snapshot.
   After a snapshot the manager keeps only the bytes it encoded (decoding them costs several
-  ``dumps``) and a sketch of the document (the hashes of two string members of the objects
-  of its longest list, ``patch._sketch``): the next publish shows from the sketch that a
-  snapshot is due, and sketches the new document for the one after. The first round, with no
-  sketch yet, walks from the previous object after checking that its JSON is still those
-  bytes.
+  ``dumps``) and a sketch of the document (the values of two string members of the objects
+  of its longest list, or their hashes, ``patch._sketch``): the next publish shows from the
+  sketch that a snapshot is due, and sketches the new document for the one after. The first
+  round, with no sketch yet, walks from the previous object after checking that its JSON is
+  still those bytes.
 - a new document after a delta: each round changes one field of the document published last
   and publishes it (a delta, untimed), then publishes a fresh copy of the other document
   (timed). Below 32 KB that delta decoded the baseline, so the snapshot is proved from a
