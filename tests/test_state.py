@@ -342,6 +342,33 @@ def test_many_objects_changed_member_by_member_keep_the_per_object_order(variant
     assert json_equal(states.published, {"pad": NOTES * 600, "items": new})
 
 
+@pytest.mark.parametrize("changes", [1, 2])
+@pytest.mark.parametrize("keys", ["reordered", "renamed"])
+def test_many_objects_with_their_keys_in_other_orders_diff_as_each_alone(
+    changes: int, keys: str
+) -> None:
+    # The members of many changed objects are compared a key at a time across all of them;
+    # objects whose keys come in another order (or are other keys, as many) must still get
+    # their operations in their own key order, as the full diff gives them.
+    items = [{"id": i, "n": i, "s": "x", "pad": NOTES * 3} for i in range(100)]
+    states = StateManager()
+    states.publish({"items": items})
+    new = copy.deepcopy(items)
+    for item in new:
+        item["n"] += 1000
+        if changes == 2:
+            item["s"] = "y"
+    for index in (0, 5, 50):
+        if keys == "reordered":
+            new[index] = dict(reversed(list(new[index].items())))
+        else:
+            new[index] = {"id": index, "m": 1, "s": new[index]["s"], "pad": NOTES * 3}
+    result = states.publish({"items": new})
+    assert isinstance(result, Delta)
+    assert result.ops == diff({"items": items}, {"items": new})
+    assert json_equal(states.published, {"items": new})
+
+
 def test_a_bad_float_in_a_long_list_names_its_place_and_keeps_the_baseline() -> None:
     items = [{"id": i, "score": 0.5} for i in range(100)]
     states = StateManager()

@@ -318,34 +318,43 @@ class _Walk:
     def _columns(self, a: list[Any], b: list[Any], path: str, changed: list[int]) -> bool:
         """The fast diff of the objects ``a[i]`` / ``b[i]`` (``i`` in ``changed``, which differ
         by ``==``), member by member across all of them inside C iterators, when every one of
-        them has the keys of the first, in the same order in ``b``; ``False`` (nothing done)
-        otherwise. The operations come out as the per-object walk makes them."""
+        them has the keys of the first (in ``b``, in the same order too, where more than one
+        member differs); ``False`` (nothing done) otherwise. The operations come out as the
+        per-object walk makes them."""
         olds = list(map(a.__getitem__, changed))
         news = list(map(b.__getitem__, changed))
         if set(map(type, olds)) != {dict} or set(map(type, news)) != {dict}:
             return False
         order = tuple(news[0])
-        keys = news[0].keys()
-        if not all(map(order.__eq__, map(tuple, news))):
-            return False
-        if not all(map(keys.__eq__, map(dict.keys, olds))):
-            return False
         width = len(order)
+        # The same keys everywhere: as many in each object, and each of ``order`` found in every
+        # one (the column reads below raise KeyError otherwise). Their order is checked later,
+        # only where it can matter: in objects with more than one member to diff.
+        if set(map(len, olds)) != {width} or set(map(len, news)) != {width}:
+            return False
         hits: list[tuple[int, list[int], list[Any], list[Any]]] = []
         for k, key in enumerate(order):
             get = operator.itemgetter(key)
-            was, now = list(map(get, olds)), list(map(get, news))
-            differs: Iterable[bool] = map(operator.ne, was, now)
-            if not _NUMBERS.isdisjoint(map(type, was)) and list(map(type, was)) != list(
+            try:
+                was, now = list(map(get, olds)), list(map(get, news))
+            except KeyError:
+                return False
+            # Or its type changed: 1 -> True, which == calls equal (other types never are).
+            retyped = not _NUMBERS.isdisjoint(map(type, was)) and list(map(type, was)) != list(
                 map(type, now)
-            ):
-                # Or its type changed: 1 -> True, which == calls equal (other types never are).
+            )
+            if not retyped and was == now:  # the whole column at once, most often
+                continue
+            differs: Iterable[bool] = map(operator.ne, was, now)
+            if retyped:
                 differs = map(
                     operator.or_, differs, map(operator.is_not, map(type, was), map(type, now))
                 )
             where = list(compress(count(), differs))
             if where:
                 hits.append((k, where, was, now))
+        if len(hits) > 1 and not _in_order(news, order, hits):
+            return False
         names = [_escape(key) for key in order]
         if self._scalar_columns(path, changed, olds, order, names, hits):
             return True
@@ -439,6 +448,19 @@ class _Walk:
             sets += writes
         self._spend(spent)
         return True
+
+
+def _in_order(news: list[dict[str, Any]], order: tuple[str, ...], hits: list[Any]) -> bool:
+    """Whether every object of ``news`` with more than one member in ``hits`` (columns of
+    differing members, see _Walk._columns) has its keys in ``order``: the per-object walk emits
+    an object's operations in its own key order, the columns in ``order``. (An object with
+    one operation gives it in the same place either way.)"""
+    seen: set[int] = set()
+    several: set[int] = set()
+    for _, where, _, _ in hits:
+        several.update(seen.intersection(where))
+        seen.update(where)
+    return all(map(order.__eq__, map(tuple, map(news.__getitem__, several))))
 
 
 def _scalars_changed(was: Iterable[Any], now: list[Any]) -> int:
