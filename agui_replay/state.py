@@ -49,6 +49,7 @@ from .patch._sketch import plan as _sketch_plan
 from .patch._sketch import renewed as _sketch_renewed
 from .patch._sketch import sketch as _sketch_of
 from .patch._sketch import updated as _sketch_updated
+from .patch._spread import changed as _spread_changed
 from .patch._window import locate as _locate
 
 __all__ = [
@@ -215,6 +216,7 @@ class StateManager:
         "_loadable",
         "_mutated",
         "_sketch",
+        "_spread",
         "_where",
     )
 
@@ -223,6 +225,7 @@ class StateManager:
         self._bytes = b""  # compact JSON of the baseline, in its own key order
         self._hint: Any = _MISSING
         self._mutated = False  # the same object was published again since the last snapshot
+        self._spread = False  # a spread change was diffed from the bytes since the snapshot
         self._loadable = True  # orjson reads _bytes back (no integers beyond 64 bits)
         self._sketch: Sketch | None = None
         self._where: tuple[int, Plan | None] | None = None
@@ -240,7 +243,7 @@ class StateManager:
         """Forget the last publish: the next :meth:`publish` is a :class:`Snapshot` again."""
         self._baseline = self._hint = _MISSING
         self._bytes = b""
-        self._sketch, self._mutated = None, False
+        self._sketch, self._mutated, self._spread = None, False, False
 
     def publish(self, value: Any) -> StatePublish:
         """Record ``value`` as the client's new state and say what to send for it.
@@ -398,9 +401,10 @@ class StateManager:
         self, state: Any, encoded: bytes, loadable: bool, plain: bool
     ) -> StatePublish | None:
         """The publish from a lazy baseline, diffed from the part of it that changed
-        (patch._window), which alone is decoded; the baseline stays lazy. ``None`` when that
-        part is over half of the document (decoding it all costs no more) or the state must
-        take the slow path (not plain JSON, integers beyond 64 bits)."""
+        (patch._window), which alone is decoded; the baseline stays lazy. When that part is
+        over half of the document (decoding it all costs no more), only a long list's changed
+        objects are, the first time (:meth:`_diff_spread`). ``None`` when neither can be done
+        or the state must take the slow path (not plain JSON, integers beyond 64 bits)."""
         old_bytes = self._bytes
         if not (loadable and self._loadable):
             return None
@@ -409,12 +413,17 @@ class StateManager:
             return None
         pointer, value, start, stop = found
         end = stop + len(old_bytes) - len(encoded)
-        if 2 * (end - start) > len(old_bytes):
+        spread = 2 * (end - start) > len(old_bytes)
+        if spread and (self._spread or type(value) is not list):
+            # The second spread change decodes the baseline once for all the deltas after it
+            # (a decoded delta costs less than one on the bytes, see _diff_spread).
             return None
         if not plain:
             self._unshare()
             if not _plain_json(state, encoded):
                 return None
+        if spread:
+            return self._diff_spread(state, encoded, pointer, value, start, stop, end)
         old_part, part = old_bytes[start:end], encoded[start:stop]
         try:
             old = orjson.loads(old_part)
@@ -437,6 +446,43 @@ class StateManager:
         self._sketch = _sketch_updated(self._sketch, ops)
         self._remember(state)
         return _outcome(ops, len(encoded), baseline, True)
+
+    def _diff_spread(
+        self, state: Any, encoded: bytes, pointer: str, items: list[Any], *place: int
+    ) -> StatePublish | None:
+        """:meth:`_diff_locally` for a change spread over the list ``items`` (at ``pointer``,
+        encoded at ``encoded[start:stop]``, in the baseline at ``[start:end]``): only its
+        objects whose bytes changed are decoded and diffed (patch._spread); the baseline stays
+        lazy. ``state`` is plain JSON. ``None`` when the bytes cannot tell, or the changed
+        objects' keys come in another order than the baseline's (then the caller decodes the
+        whole baseline).
+
+        The sub-lists' walk counts paths shorter than the real ones (indexes among the changed
+        objects, no pointer), so its budget can only stop it later than the whole walk would:
+        a snapshot it finds is due."""
+        start, stop, end = place
+        found = _spread_changed(self._bytes[start:end], encoded[start:stop], items)
+        if found is None:
+            return None
+        indexes, olds, old_part, new_part = found
+        news = list(map(items.__getitem__, indexes))
+        result = _publish_diff(olds, news, new_part, room=len(encoded) - 1, a_bytes=old_part)
+        if result is None:
+            self._bytes, self._hint, self._sketch = encoded, state, None
+            return Snapshot._encoded(encoded, loadable=True)
+        ops, _, patched = result
+        if patched != new_part:  # the same JSON, keys in another order: the baseline's bytes
+            return None  # are neither, and the whole diff finds them
+        for op in ops:  # each path starts at an item of the two short lists
+            path = op["path"]
+            slash = path.find("/", 1)
+            if slash < 0:
+                slash = len(path)
+            op["path"] = f"{pointer}/{indexes[int(path[1:slash])]}{path[slash:]}"
+        self._bytes, self._spread = encoded, True
+        self._sketch = _sketch_updated(self._sketch, ops)
+        self._remember(state)
+        return _outcome(ops, len(encoded), encoded, True)
 
     def _remember(self, state: Any) -> None:
         """Keep ``state``, the object just published onto a lazy baseline, as the hint, unless
@@ -492,7 +538,8 @@ class StateManager:
             if baseline is _MISSING or baseline != state:
                 baseline = _copy(state, MAX_DEPTH)  # the same JSON as ``encoded``
             self._baseline, self._hint = baseline, _MISSING
-        self._bytes, self._loadable, self._mutated = encoded, loadable, False
+        self._bytes, self._loadable = encoded, loadable
+        self._mutated = self._spread = False
         return Snapshot._encoded(encoded, loadable=loadable)
 
 

@@ -1,0 +1,72 @@
+"""The changed objects of a long list, read from two compact JSON encodings of it.
+
+After a snapshot the StateManager keeps the state only as its compact JSON. A change spread
+over a long list of objects (1% of them, say) reaches from the first object to the last, so
+:mod:`._window` can only hand back the whole list, and decoding all of the old bytes to diff
+them cost more than the snapshot before it. Both encodings were written by the same encoder,
+item after item, so each object's bytes stand alone between its neighbours' ``},{``:
+splitting both lists there and comparing the pieces in C finds the objects that changed, and
+only their old pieces are decoded.
+
+Why a piece is the object it stands for. In the new list (its items all objects, as the
+caller checks) every item is ``{...}``, and neighbours meet at ``},{``; so the list's inside
+splits into at least as many pieces as it has items, and into exactly that many only when no
+item holds ``},{`` itself (in a string, or between nested objects). :func:`changed` asks for
+exactly that many. In the old list nothing is known beforehand, but a piece wrapped as
+``{piece}`` is then never a JSON object when the split cut an object in two: the first part
+of a cut object, read on its own, would have to end where the object ends, and it ends
+earlier (or inside a string, which then never closes). A piece that equals the new list's
+piece at the same place is one of the new objects, so it is whole; every other old piece is
+decoded, and :func:`changed` gives up at the first that is not an object. So when it answers,
+every old piece is one old item, in order, and the old list had as many items as the new.
+
+Private to :mod:`agui_replay.patch`.
+"""
+
+from __future__ import annotations
+
+import operator
+from itertools import compress, count
+from typing import Any
+
+import orjson
+
+_SEPARATOR = b"},{"
+
+
+def changed(
+    old: bytes, new: bytes, items: list[Any]
+) -> tuple[list[int], list[Any], bytes, bytes] | None:
+    """``(indexes, olds, old_part, new_part)``: which objects of the list ``items`` (whose
+    compact JSON is ``new``) differ from the list encoded as ``old``, the old objects there,
+    decoded, and the compact JSON of the lists of just those objects, old and new; ``None``
+    when that cannot be told from the bytes (another length, an item that is not an object,
+    ``},{`` inside an item, or an old piece that does not decode).
+
+    Indexes are those of pieces whose bytes differ: equal bytes are the same JSON, so no
+    other item changed."""
+    if len(items) < 2 or set(map(type, items)) != {dict}:
+        return None
+    if not (old.startswith(b"[{") and old.endswith(b"}]")):
+        return None
+    news = new[2:-2].split(_SEPARATOR)
+    if len(news) != len(items):
+        return None
+    olds = old[2:-2].split(_SEPARATOR)
+    if len(olds) != len(news):
+        return None
+    indexes = list(compress(count(), map(operator.ne, olds, news)))
+    if not indexes:  # pragma: no cover - the caller's parts differ
+        return None
+    decoded = []
+    for index in indexes:
+        try:
+            value = orjson.loads(b"{%b}" % olds[index])
+        except orjson.JSONDecodeError:
+            return None
+        if type(value) is not dict:  # pragma: no cover - braces around a piece: an object
+            return None
+        decoded.append(value)
+    old_part = b"[{%b}]" % _SEPARATOR.join(map(olds.__getitem__, indexes))
+    new_part = b"[{%b}]" % _SEPARATOR.join(map(news.__getitem__, indexes))
+    return indexes, decoded, old_part, new_part
