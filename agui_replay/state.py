@@ -460,8 +460,7 @@ class StateManager:
         The sub-lists' walk counts paths shorter than the real ones (indexes among the changed
         objects, no pointer), so its budget can only stop it later than the whole walk would:
         a snapshot it finds is due."""
-        start, stop, end = place
-        found = _spread_changed(self._bytes[start:end], encoded[start:stop], items)
+        found = _spread_changed(self._bytes, encoded, items, *place)
         if found is None:
             return None
         indexes, olds, old_part, new_part = found

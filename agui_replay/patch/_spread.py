@@ -35,24 +35,26 @@ _SEPARATOR = b"},{"
 
 
 def changed(
-    old: bytes, new: bytes, items: list[Any]
+    old: bytes, new: bytes, items: list[Any], *place: int
 ) -> tuple[list[int], list[Any], bytes, bytes] | None:
     """``(indexes, olds, old_part, new_part)``: which objects of the list ``items`` (whose
-    compact JSON is ``new``) differ from the list encoded as ``old``, the old objects there,
+    compact JSON is ``new[start:stop]``) differ from the list encoded as ``old[start:end]``
+    (``place`` is ``start, stop, end``; without it, the whole of each), the old objects there,
     decoded, and the compact JSON of the lists of just those objects, old and new; ``None``
     when that cannot be told from the bytes (another length, an item that is not an object,
     ``},{`` inside an item, or an old piece that does not decode).
 
     Indexes are those of pieces whose bytes differ: equal bytes are the same JSON, so no
     other item changed."""
+    start, stop, end = place or (0, len(new), len(old))
     if len(items) < 2 or set(map(type, items)) != {dict}:
         return None
-    if not (old.startswith(b"[{") and old.endswith(b"}]")):
+    if not (old.startswith(b"[{", start) and old.endswith(b"}]", start, end)):
         return None
-    news = new[2:-2].split(_SEPARATOR)
+    news = new[start + 2 : stop - 2].split(_SEPARATOR)  # each slice is the one copy made
     if len(news) != len(items):
         return None
-    olds = old[2:-2].split(_SEPARATOR)
+    olds = old[start + 2 : end - 2].split(_SEPARATOR)
     if len(olds) != len(news):
         return None
     indexes = list(compress(count(), map(operator.ne, olds, news)))
