@@ -9,6 +9,7 @@ import copy
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -62,7 +63,7 @@ def test_a_change_spread_over_the_list_keeps_the_baseline_bytes_once() -> None:
     states = StateManager()
     client = states.publish(doc).value
     previous = copied(doc)
-    for index in range(3, 700, 70):
+    for index in range(3, 700, 100):
         doc["items"][index]["note"] = f"changed {index}"
     doc["items"][650]["id"] = True  # a type change == would hide (1 == True) is seen too
     client = check(states, client, previous, doc)
@@ -74,18 +75,33 @@ def test_a_change_spread_over_the_list_keeps_the_baseline_bytes_once() -> None:
     assert states._baseline is not _LAZY
 
 
-def test_the_changed_objects_are_found_from_the_bytes() -> None:
+@pytest.mark.parametrize("where", [[7, 31], [0, 39], [0, 1, 2], [38, 39], [5, 6, 20, 21]])
+def test_the_changed_objects_are_found_from_the_bytes(where: list[int]) -> None:
     old = board(40)["items"]
     new = copy.deepcopy(old)
-    new[7]["note"] = "x"
-    new[31]["id"] = 1.0
+    for index in where:  # longer, shorter, at either end, next to each other
+        new[index]["note" if index % 2 else "id"] = "x" * (index % 3) if index % 2 else 1.0
     found = changed(orjson.dumps(old), orjson.dumps(new), new)
     assert found is not None
     indexes, olds, old_part, new_part = found
-    assert indexes == [7, 31]
-    assert olds == [old[7], old[31]]
-    assert old_part == orjson.dumps([old[7], old[31]])
-    assert new_part == orjson.dumps([new[7], new[31]])
+    assert indexes == where
+    assert olds == [old[i] for i in where]
+    assert old_part == orjson.dumps([old[i] for i in where])
+    assert new_part == orjson.dumps([new[i] for i in where])
+
+
+def test_the_changed_objects_of_a_list_inside_a_document() -> None:
+    old = {"meta": {"v": 1}, "items": board(40)["items"], "after": [1]}
+    new = copy.deepcopy(old)
+    new["items"][12]["name"] = "x"
+    old_bytes, new_bytes = orjson.dumps(old), orjson.dumps(new)
+    start = new_bytes.index(b"[{")
+    stop = new_bytes.index(b"}]") + 2
+    end = old_bytes.index(b"}]") + 2
+    found = changed(old_bytes, new_bytes, new["items"], start, stop, end)
+    assert found is not None
+    assert found[0] == [12]
+    assert found[1] == [old["items"][12]]
 
 
 def test_the_bytes_do_not_tell_when_a_string_holds_what_lies_between_objects() -> None:
@@ -111,19 +127,21 @@ def test_the_bytes_do_not_tell_for_other_items_or_lengths() -> None:
 
 def test_a_spread_change_the_bytes_cannot_tell_follows_the_rule() -> None:
     # Each is diffed from the decoded baseline instead, with the same outcome.
-    for edit in ("separator", "key order", "length"):
+    for edit in ("separator", "key order", "length", "separator before"):
         doc = board(700)
         states = StateManager()
         client = states.publish(doc).value
         previous = copied(doc)
-        for index in range(0, 700, 50):
+        for index in range(0, 700, 100):
             doc["items"][index]["note"] = "changed"
         if edit == "separator":
             doc["items"][333]["name"] = "},{"
         elif edit == "key order":
             doc["items"][100] = dict(reversed(list(doc["items"][100].items())))
-        else:
+        elif edit == "length":
             doc["items"].append({"id": 700})
+        else:  # another object, where a string held what lies between two
+            doc["items"][0]["name"] = "},{"
         check(states, client, previous, doc)
 
 
@@ -146,7 +164,7 @@ def test_spread_changes_after_snapshots_follow_the_rule(data: st.DataObject, siz
             doc = board(size, note=f"fresh {data.draw(TRICKY)}")
         else:
             items = doc["items"]
-            step = data.draw(st.sampled_from([7, 50, 150]))
+            step = data.draw(st.sampled_from([7, 50, 150, 300]))
             for index in range(data.draw(st.integers(0, step - 1)), len(items), step):
                 items[index][data.draw(st.sampled_from(["id", "name", "note"]))] = data.draw(
                     values
