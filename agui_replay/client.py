@@ -633,12 +633,16 @@ class Session:
             target = existing
             if replace:
                 # A replacing snapshot re-mints the activity: it takes the event's owner too.
-                existing["activityType"] = activity_type
-                existing["content"] = content
+                # The reference puts a new object in its place, so a message a snapshot left
+                # in two places (one id named twice) keeps the old content in the other.
+                target = dict(existing)
+                target["activityType"] = activity_type
+                target["content"] = content
                 if subagent is None:
-                    existing.pop("subagentRunId", None)
+                    target.pop("subagentRunId", None)
                 else:
-                    existing["subagentRunId"] = subagent
+                    target["subagentRunId"] = subagent
+                self._store.replace(existing, target)
         elif replace:
             target = {"id": mid, "role": "activity", "activityType": activity_type}
             target["content"] = content

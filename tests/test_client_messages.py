@@ -288,3 +288,26 @@ def test_a_snapshot_replaces_a_kept_client_only_message_it_names() -> None:
     assert [m["id"] for m in session.messages] == ["r1", "r2", "t2", "new"]
     assert session.message("r2") == {"id": "r2", "role": "user", "content": "was reasoning"}
     assert session.message("t1") is None
+
+
+def test_two_messages_given_one_by_a_snapshot_change_apart_afterwards() -> None:
+    # Two local messages with one id both take the snapshot's message; an activity snapshot
+    # then re-mints the first only, as the reference does (it replaces that place with a new
+    # object), and the second keeps what the snapshot gave it.
+    stream: list[dict[str, Any]] = [
+        {"type": "TEXT_MESSAGE_START", "messageId": "a"},
+        {"type": "TOOL_CALL_RESULT", "messageId": "a", "toolCallId": "c1", "content": "ok"},
+        {
+            "type": "MESSAGES_SNAPSHOT",
+            "messages": [{"id": "a", "role": "activity", "activityType": "plan", "content": {}}],
+        },
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "a", "activityType": "plan"}
+        | {"content": {"n": 0}},
+    ]
+    plain = Plain()
+    session = Session(verify=False)
+    for event in stream:
+        plain.apply(event)
+        session.apply(event)
+    assert _shape(session.messages) == _shape(plain.messages)
+    assert [m["content"] for m in session.messages] == [{"n": 0}, {}]
