@@ -38,7 +38,8 @@ median ratio over the rounds. What each row measures:
   fields (or 1% of its objects) changed in place and published again; the cell is the time
   of both publishes over the time of both dumps, with the delta alone beside it. Under 32 KB
   that delta decodes the baseline; from 32 KB on a change to one object is diffed from the
-  changed bytes alone, and a change spread over the list decodes it.
+  changed bytes alone, and a change spread over the list from its changed objects alone
+  (found by splitting both encodings of the list between objects, ``patch._spread``).
 
 Goals (issue 15): publish <= 5x for one field, 1% and a new document (the snapshot outcome,
 both rows), <= 20x when every object changed. ``jsonpatch.make_patch`` of the same change is
