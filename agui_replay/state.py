@@ -50,6 +50,7 @@ from .patch._sketch import renewed as _sketch_renewed
 from .patch._sketch import sketch as _sketch_of
 from .patch._sketch import updated as _sketch_updated
 from .patch._spread import changed as _spread_changed
+from .patch._spread import fits as _spread_fits
 from .patch._window import locate as _locate
 
 __all__ = [
@@ -414,7 +415,7 @@ class StateManager:
         pointer, value, start, stop = found
         end = stop + len(old_bytes) - len(encoded)
         spread = 2 * (end - start) > len(old_bytes)
-        if spread and (self._spread or type(value) is not list):
+        if spread and (self._spread or not _spread_fits(value)):
             # The second spread change decodes the baseline once for all the deltas after it
             # (a decoded delta costs less than one on the bytes, see _diff_spread).
             return None
@@ -423,7 +424,7 @@ class StateManager:
             if not _plain_json(state, encoded):
                 return None
         if spread:
-            return self._diff_spread(state, encoded, pointer, value, start, stop, end)
+            return self._diff_spread(state, encoded, pointer, value, (start, stop, end))
         old_part, part = old_bytes[start:end], encoded[start:stop]
         try:
             old = orjson.loads(old_part)
@@ -448,14 +449,19 @@ class StateManager:
         return _outcome(ops, len(encoded), baseline, True)
 
     def _diff_spread(
-        self, state: Any, encoded: bytes, pointer: str, items: list[Any], *place: int
+        self,
+        state: Any,
+        encoded: bytes,
+        pointer: str,
+        items: list[Any],
+        place: tuple[int, int, int],
     ) -> StatePublish | None:
-        """:meth:`_diff_locally` for a change spread over the list ``items`` (at ``pointer``,
-        encoded at ``encoded[start:stop]``, in the baseline at ``[start:end]``): only its
-        objects whose bytes changed are decoded and diffed (patch._spread); the baseline stays
-        lazy. ``state`` is plain JSON. ``None`` when the bytes cannot tell, or the changed
-        objects' keys come in another order than the baseline's (then the caller decodes the
-        whole baseline).
+        """:meth:`_diff_locally` for a change spread over the list ``items`` (at ``pointer``;
+        ``place`` is ``(start, stop, end)``: encoded at ``encoded[start:stop]``, in the
+        baseline at ``[start:end]``): only its objects whose bytes changed are decoded and
+        diffed (patch._spread); the baseline stays lazy. ``state`` is plain JSON. ``None``
+        when the bytes cannot tell, or the changed objects' keys come in another order than
+        the baseline's (then the caller decodes the whole baseline).
 
         The sub-lists' walk counts paths shorter than the real ones (indexes among the changed
         objects, no pointer), so its budget can only stop it later than the whole walk would:

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agui_replay.patch import apply_patch, compact_json, diff
-from agui_replay.patch._spread import changed
+from agui_replay.patch._spread import changed, fits
 from agui_replay.state import _LAZY, Delta, Snapshot, StateManager, Unchanged
 
 
@@ -75,13 +75,19 @@ def test_a_change_spread_over_the_list_keeps_the_baseline_bytes_once() -> None:
     assert states._baseline is not _LAZY
 
 
+def whole(old: list[Any], new: list[Any]) -> Any:
+    """:func:`changed` of two lists, each encoded alone."""
+    old_bytes, new_bytes = orjson.dumps(old), orjson.dumps(new)
+    return changed(old_bytes, new_bytes, new, 0, len(new_bytes), len(old_bytes))
+
+
 @pytest.mark.parametrize("where", [[7, 31], [0, 39], [0, 1, 2], [38, 39], [5, 6, 20, 21]])
 def test_the_changed_objects_are_found_from_the_bytes(where: list[int]) -> None:
     old = board(40)["items"]
     new = copy.deepcopy(old)
     for index in where:  # longer, shorter, at either end, next to each other
         new[index]["note" if index % 2 else "id"] = "x" * (index % 3) if index % 2 else 1.0
-    found = changed(orjson.dumps(old), orjson.dumps(new), new)
+    found = whole(old, new)
     assert found is not None
     indexes, olds, old_part, new_part = found
     assert indexes == where
@@ -110,19 +116,20 @@ def test_the_bytes_do_not_tell_when_a_string_holds_what_lies_between_objects() -
     old = board(40)["items"]
     new = copy.deepcopy(old)
     new[9]["note"] = "a},{b"
-    assert changed(orjson.dumps(old), orjson.dumps(new), new) is None
+    assert whole(old, new) is None
     old[9]["note"] = "a},{b"
     new = copy.deepcopy(old)
     del new[9]["note"]
     new.insert(20, {"id": 99})
-    assert changed(orjson.dumps(old), orjson.dumps(new), new) is None
+    assert whole(old, new) is None
 
 
 def test_the_bytes_do_not_tell_for_other_items_or_lengths() -> None:
     old = board(40)["items"]
-    assert changed(orjson.dumps(old), orjson.dumps([*old, "x"]), [*old, "x"]) is None
-    assert changed(orjson.dumps(old), orjson.dumps(old[:-1]), old[:-1]) is None
-    assert changed(orjson.dumps(["x", *old[1:]]), orjson.dumps(old), old) is None
+    assert not fits([*old, "x"])
+    assert not fits(old[:1])
+    assert whole(old, old[:-1]) is None
+    assert whole(["x", *old[1:]], old) is None
 
 
 def test_a_spread_change_the_bytes_cannot_tell_follows_the_rule() -> None:
