@@ -17,18 +17,15 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from state_rule import check, expected, strict
 
 from agui_replay.errors import PatchError
-from agui_replay.patch import apply_patch, compact_json, diff
+from agui_replay.patch import apply_patch
 from agui_replay.patch._sketch import overflows, sketch
 from agui_replay.patch._window import _item_at, _item_holding, common_prefix, locate
 from agui_replay.state import _LAZY, Delta, Snapshot, StateManager, Unchanged
 
 SETTINGS = settings(max_examples=60, deadline=None, database=None)
-
-
-def strict(value: Any) -> bytes:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
 BIG = 40_000  # bytes of a member beside the list: from 32 KB on, deltas after a snapshot are
@@ -43,30 +40,6 @@ def board(items: int, salt: str = "", pad: int = 0, extra: int = 0) -> dict[str,
             for i in range(items)
         ],
     }
-
-
-def expected(previous: Any, new: Any) -> type:
-    """What the seeds' rule gives, from the full type-strict diff."""
-    ops = diff(previous, new)
-    if not ops:
-        return Unchanged
-    return Delta if len(compact_json(ops)) < len(compact_json(new)) else Snapshot
-
-
-def check(states: StateManager, client: Any, previous: Any, new: Any) -> Any:
-    """Publish ``new``; assert the rule's outcome and a client that ends with ``new``."""
-    before = orjson.loads(orjson.dumps(new))
-    result = states.publish(new)
-    want = expected(previous, before)
-    assert type(result) is want, (want, result)
-    if isinstance(result, Delta):
-        assert len(compact_json(result.ops)) == len(compact_json(diff(previous, before)))
-        client = apply_patch(client, result.ops)
-    elif isinstance(result, Snapshot):
-        client = result.value
-    assert strict(client) == strict(before)
-    assert strict(states.published) == strict(before)
-    return client
 
 
 # -- the sketch: a snapshot after a snapshot ---------------------------------------------------

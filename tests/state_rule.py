@@ -1,0 +1,47 @@
+"""The seeds' rule for a StateManager publish, as the state tests check it: the outcome the
+full type-strict diff gives, and a client rebuilt from what was sent that holds the state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from agui_replay.patch import apply_patch, compact_json, diff
+from agui_replay.state import Delta, Snapshot, StateManager, Unchanged
+
+
+def strict(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def expected(previous: Any, new: Any) -> type:
+    """What the seeds' rule gives, from the full type-strict diff."""
+    ops = diff(previous, new)
+    if not ops:
+        return Unchanged
+    return Delta if len(compact_json(ops)) < len(compact_json(new)) else Snapshot
+
+
+def check(
+    states: StateManager, client: Any, previous: Any, new: Any, exact: bool = False
+) -> Any:
+    """Publish ``new``; assert the rule's outcome and a client that ends with ``new``. A
+    delta's patch is as long as the full diff's, or (``exact``) the full diff's very
+    operations."""
+    before = orjson.loads(orjson.dumps(new))
+    result = states.publish(new)
+    want = expected(previous, before)
+    assert type(result) is want, (want, result)
+    if isinstance(result, Delta):
+        ops = diff(previous, before)
+        if exact:
+            assert result == Delta(ops)
+        else:
+            assert len(compact_json(result.ops)) == len(compact_json(ops))
+        client = apply_patch(client, result.ops)
+    elif isinstance(result, Snapshot):
+        client = result.value
+    assert strict(client) == strict(before)
+    assert strict(states.published) == strict(before)
+    return client
