@@ -9,6 +9,7 @@ import gc
 import marshal
 import math
 import operator
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping
 from itertools import compress, count, repeat
 from typing import Any, cast
@@ -219,12 +220,20 @@ class _Walk:
         a = a if type(a) is list else list(a)  # a tuple is only read (never in a baseline)
         b = b if type(b) is list else list(b)
         n, m = len(a), len(b)
-        if fast and n == m and n <= _SHORT:
-            # What the trimming below comes to for a short list of the same length: pair up
-            # everything from the first to the last index where == differs.
-            changed = [i for i in range(n) if a[i] != b[i]]
+        if fast and n == m and n <= _SCAN:
+            # What the trimming below comes to for lists of the same length: pair up
+            # everything from the first to the last index where == differs. For a list this
+            # short one pass in C finds them all (the trimming compares every item too, the
+            # first and last that differ twice, and it slices the lists), and the pairing is
+            # told which they are. A longer list is trimmed: then the pairing's probe can stop
+            # the walk of a new document after a few items, where one pass compares them all
+            # (a snapshot of 8,400 objects found by the walk: 9.1x against 7.5x a dumps).
+            if n <= _SHORT:
+                changed = [i for i in range(n) if a[i] != b[i]]
+            else:
+                changed = list(compress(count(), map(operator.ne, a, b)))
             if changed:
-                self.paired(a, b, path, changed[0], changed[-1] + 1)
+                self.paired(a, b, path, changed[0], changed[-1] + 1, changed)
             return
         shorter = min(n, m)
         prefix = _common_prefix(a, b, shorter, eq)
@@ -280,21 +289,40 @@ class _Walk:
                 if bound >= left:
                     raise _TooBig
 
-    def paired(self, a: list[Any], b: list[Any], path: str, start: int, stop: int) -> None:
-        """Diff ``a[i]`` against ``b[i]`` for ``start <= i < stop``."""
+    def paired(
+        self,
+        a: list[Any],
+        b: list[Any],
+        path: str,
+        start: int,
+        stop: int,
+        known: list[int] | None = None,
+    ) -> None:
+        """Diff ``a[i]`` against ``b[i]`` for ``start <= i < stop``; ``known``, when given,
+        lists (ascending) every ``i`` there where ``a[i] != b[i]``, so the items are not
+        compared again to find them."""
+
+        def among(low: int, high: int) -> Iterable[int]:
+            if known is None:
+                return range(low, high)
+            return known[bisect_left(known, low) : bisect_left(known, high)]
+
         room = self.room
         if room is not None and stop - start >= 16:
             probe = start + max(1, min(_PROBE, (stop - start) // 32))
-            self._items(a, b, path, range(start, probe))
+            self._items(a, b, path, among(start, probe))
             self._probe(a, b, path, start, probe, stop, room)
             start = probe
         if self.eq is not operator.eq or stop - start < _COLUMNS:
-            self._items(a, b, path, range(start, stop))
+            self._items(a, b, path, among(start, stop))
             return
         for chunk in range(start, stop, 1024):
             end = min(stop, chunk + 1024)
-            olds, news = a[chunk:end], b[chunk:end]
-            changed = list(compress(count(chunk), map(operator.ne, olds, news)))
+            if known is None:
+                olds, news = a[chunk:end], b[chunk:end]
+                changed = list(compress(count(chunk), map(operator.ne, olds, news)))
+            else:
+                changed = known[bisect_left(known, chunk) : bisect_left(known, end)]
             if len(changed) < _COLUMNS or not self._columns(a, b, path, changed):
                 self._items(a, b, path, changed)
 
