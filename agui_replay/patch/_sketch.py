@@ -282,10 +282,10 @@ def overflows(
         # hashes do: equal strings hash equal). A value of another type is never the same
         # JSON as a string (a tuple is != the list it encodes as, so a container's != would
         # say nothing).
-        flags = list(map(operator.ne, was, compared))
-        if strings and all(flags):  # a new document changes every value: all of them count
-            bound += each * len(now) + total
+        if strings and all(map(operator.ne, was, compared)):
+            bound += each * len(now) + total  # a new document changes every value: all count
             continue
+        flags = list(map(operator.ne, was, compared))
         changed = [value for value in compress(now, flags) if isinstance(value, str)]
         bound += each * len(changed) + len("".join(changed))
     if bound >= room:
