@@ -301,20 +301,16 @@ class _Walk:
         """Diff ``a[i]`` against ``b[i]`` for ``start <= i < stop``; ``known``, when given,
         lists (ascending) every ``i`` there where ``a[i] != b[i]``, so the items are not
         compared again to find them."""
-
-        def among(low: int, high: int) -> Iterable[int]:
-            if known is None:
-                return range(low, high)
-            return known[bisect_left(known, low) : bisect_left(known, high)]
-
         room = self.room
         if room is not None and stop - start >= 16:
             probe = start + max(1, min(_PROBE, (stop - start) // 32))
-            self._items(a, b, path, among(start, probe))
+            first = range(start, probe) if known is None else _between(known, start, probe)
+            self._items(a, b, path, first)
             self._probe(a, b, path, start, probe, stop, room)
             start = probe
         if self.eq is not operator.eq or stop - start < _COLUMNS:
-            self._items(a, b, path, among(start, stop))
+            rest = range(start, stop) if known is None else _between(known, start, stop)
+            self._items(a, b, path, rest)
             return
         for chunk in range(start, stop, 1024):
             end = min(stop, chunk + 1024)
@@ -322,7 +318,7 @@ class _Walk:
                 olds, news = a[chunk:end], b[chunk:end]
                 changed = list(compress(count(chunk), map(operator.ne, olds, news)))
             else:
-                changed = known[bisect_left(known, chunk) : bisect_left(known, end)]
+                changed = _between(known, chunk, end)
             if len(changed) < _COLUMNS or not self._columns(a, b, path, changed):
                 self._items(a, b, path, changed)
 
@@ -476,6 +472,11 @@ class _Walk:
             sets += writes
         self._spend(spent)
         return True
+
+
+def _between(indexes: list[int], low: int, high: int) -> list[int]:
+    """The items of the ascending ``indexes`` from ``low`` on, below ``high``."""
+    return indexes[bisect_left(indexes, low) : bisect_left(indexes, high)]
 
 
 def _in_order(news: list[dict[str, Any]], order: tuple[str, ...], hits: list[Any]) -> bool:
