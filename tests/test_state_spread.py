@@ -129,6 +129,25 @@ def test_a_spread_change_the_bytes_cannot_tell_follows_the_rule() -> None:
         check(states, client, previous, doc, exact=True)
 
 
+def test_removals_follow_the_key_order_the_client_holds() -> None:
+    # The last object's keys are reversed (no operation: the client and the baseline keep
+    # their order), then it is paired with an object that has only its first key: its other
+    # members are removed in the order the client holds, not in the caller's new order.
+    doc = board(600)
+    states = StateManager()
+    client = states.publish(doc).value
+    previous = copied(doc)
+    items = doc["items"]
+    for index in range(0, 600, 50):
+        items[index]["note"] = "changed"
+    items[-1] = dict(reversed(list(items[-1].items())))
+    client = check(states, client, previous, doc, exact=True)
+    previous = copied(doc)
+    items.pop(-2)
+    items.append({"id": 0})
+    check(states, client, previous, doc, exact=True)
+
+
 TRICKY = st.sampled_from(["a", "},{", '"},{"', "}", ",{", "x},{y", "", "é"])
 
 
