@@ -67,13 +67,10 @@ def changed(
         return None
     decoded = []
     for index in indexes:
-        try:
-            value = orjson.loads(b"{%b}" % olds[index])
+        try:  # what decodes between braces is an object
+            decoded.append(orjson.loads(b"{%b}" % olds[index]))
         except orjson.JSONDecodeError:
             return None
-        if type(value) is not dict:  # pragma: no cover - braces around a piece: an object
-            return None
-        decoded.append(value)
     old_part = b"[{%b}]" % _SEPARATOR.join(map(olds.__getitem__, indexes))
     new_part = b"[{%b}]" % _SEPARATOR.join(map(news.__getitem__, indexes))
     return indexes, decoded, old_part, new_part
