@@ -435,18 +435,14 @@ class StateManager:
         known = old_part if len(old_part) >= _SPLICE_PART else None
         result = _publish_diff(old, value, part, room=len(encoded) - 1, a_bytes=known)
         if result is None:
-            self._bytes, self._hint, self._sketch = encoded, state, None
-            return Snapshot._encoded(encoded, loadable=True)
+            return self._snapshot_found(state, encoded)
         ops, _, patched = result
         for op in ops:
             op["path"] = pointer + op["path"]
         baseline = encoded
         if patched != part:  # the same JSON, the baseline's keys in its order
             baseline = old_bytes[:start] + patched + old_bytes[end:]
-        self._bytes = baseline
-        self._sketch = _sketch_updated(self._sketch, ops)
-        self._remember(state)
-        return _outcome(ops, len(encoded), baseline, True)
+        return self._diffed_lazily(state, encoded, ops, baseline)
 
     def _diff_spread(
         self,
@@ -473,8 +469,7 @@ class StateManager:
         news = list(map(items.__getitem__, indexes))
         result = _publish_diff(olds, news, new_part, room=len(encoded) - 1, a_bytes=old_part)
         if result is None:
-            self._bytes, self._hint, self._sketch = encoded, state, None
-            return Snapshot._encoded(encoded, loadable=True)
+            return self._snapshot_found(state, encoded)
         ops, _, patched = result
         if patched != new_part:  # the same JSON, keys in another order: the baseline's bytes
             return None  # are neither, and the whole diff finds them
@@ -484,10 +479,25 @@ class StateManager:
             if slash < 0:
                 slash = len(path)
             op["path"] = f"{pointer}/{indexes[int(path[1:slash])]}{path[slash:]}"
-        self._bytes, self._spread = encoded, True
+        self._spread = True
+        return self._diffed_lazily(state, encoded, ops, encoded)
+
+    def _snapshot_found(self, state: Any, encoded: bytes) -> Snapshot:
+        """The snapshot a walk on part of the lazy baseline found due (its budget spent):
+        ``encoded`` (plain JSON) is the new lazy baseline, with no sketch, and ``state``
+        the hint."""
+        self._bytes, self._hint, self._sketch = encoded, state, None
+        return Snapshot._encoded(encoded, loadable=True)
+
+    def _diffed_lazily(
+        self, state: Any, encoded: bytes, ops: list[Operation], baseline: bytes
+    ) -> StatePublish:
+        """The outcome of ``ops``, diffed from part of the lazy baseline, whose bytes with
+        them applied are ``baseline``: it stays lazy, its sketch follows them."""
+        self._bytes = baseline
         self._sketch = _sketch_updated(self._sketch, ops)
         self._remember(state)
-        return _outcome(ops, len(encoded), encoded, True)
+        return _outcome(ops, len(encoded), baseline, True)
 
     def _remember(self, state: Any) -> None:
         """Keep ``state``, the object just published onto a lazy baseline, as the hint, unless
