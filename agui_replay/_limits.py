@@ -17,6 +17,7 @@ import json
 import math
 import re
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -83,42 +84,46 @@ _LONE_SURROGATE = re.compile(
 _DIGITS = re.compile(rf"(?<![\d.eE+-])-?\d{{{MAX_JSON_INT_DIGITS + 1},}}")
 
 
-class DepthLimitedDumps:
+def depth_limited_dumps(limit: int) -> Callable[..., bytes]:
     """``orjson.dumps`` that also refuses values nested deeper than ``limit`` arrays/objects.
 
     The value is written inside ``254 - limit`` wrapper lists, so orjson's own bound (254
-    levels) is the limit: no walk in Python. ``DepthLimitedDumps(128)(value, option)`` returns
-    the bytes of ``value`` alone and raises what ``orjson.dumps`` raises (a ``TypeError``). One
-    prebuilt chain of wrappers is reused under a lock (building it costs more than writing a
-    small value); a call that finds it busy builds its own.
+    levels) is the limit: no walk in Python. ``depth_limited_dumps(128)(value, option)``
+    returns the bytes of ``value`` alone and raises what ``orjson.dumps`` raises (a
+    ``TypeError``). One prebuilt chain of wrappers is reused under a lock (building it costs
+    more than writing a small value); a call that finds it busy builds its own. A closure,
+    not a class with ``__call__``: every publish encodes through it, and the method call
+    cost about 1 us more (3.6 us against 2.6 us for a small value).
     """
+    pad = _ORJSON_DUMPS_LEVELS - limit
 
-    def __init__(self, limit: int) -> None:
-        self.pad = _ORJSON_DUMPS_LEVELS - limit
-        self._chain = self._wrappers()
-        self._lock = threading.Lock()
-
-    def _wrappers(self) -> tuple[list[Any], list[Any]]:
+    def wrappers() -> tuple[list[Any], list[Any]]:
         inner: list[Any] = [None]
         outer = inner
-        for _ in range(self.pad - 1):
+        for _ in range(pad - 1):
             outer = [outer]
         return outer, inner
 
-    def __call__(self, value: Any, option: int | None = None) -> bytes:
-        mine = self._lock.acquire(blocking=False)
-        outer, inner = self._chain if mine else self._wrappers()
+    shared_outer, shared_inner = wrappers()
+    lock = threading.Lock()
+    acquire, release, dumps = lock.acquire, lock.release, orjson.dumps
+
+    def padded_dumps(value: Any, option: int | None = None) -> bytes:
+        mine = acquire(False)  # else another thread is writing through the shared chain
+        outer, inner = (shared_outer, shared_inner) if mine else wrappers()
         inner[0] = value
         try:
-            padded = orjson.dumps(outer, option=option)
+            padded = dumps(outer, option=option)
         finally:
             inner[0] = None
             if mine:
-                self._lock.release()
-        return padded[self.pad : -self.pad]
+                release()
+        return padded[pad:-pad]
+
+    return padded_dumps
 
 
-dumps_within_json_depth = DepthLimitedDumps(MAX_JSON_DEPTH)
+dumps_within_json_depth = depth_limited_dumps(MAX_JSON_DEPTH)
 """``orjson.dumps`` refusing values nested deeper than :data:`MAX_JSON_DEPTH`."""
 
 

@@ -334,3 +334,41 @@ def test_a_patch_operation_named_by_a_list_is_no_type_error() -> None:
 def test_an_absurd_cassette_version_is_quoted_briefly() -> None:
     with pytest.raises(CassetteError, match="an integer of about 5000 digits"):
         Cassette.from_dict({"version": 10**5000, "runs": []})
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 0
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_the_depth_limited_encoder_holds_its_limit_when_its_shared_wrappers_are_busy() -> None:
+    """``depth_limited_dumps`` writes through one shared chain of wrapper lists; a call made
+    while that chain is in use (here from inside the outer call: orjson reads an enum's
+    ``value`` in Python) builds its own chain, and both calls still refuse exactly what is
+    nested deeper than the limit."""
+    import enum
+
+    from agui_replay._limits import depth_limited_dumps
+
+    limited = depth_limited_dumps(10)
+    inner: dict[str, Any] = {}
+
+    class Member(enum.Enum):
+        ONE = 1
+
+        @property
+        def value(self) -> Any:  # type: ignore[override]
+            inner["fits"] = limited(_nested(10))
+            with pytest.raises(TypeError):
+                limited(_nested(11))
+            return "one"
+
+    assert limited([Member.ONE]) == b'["one"]'
+    assert inner["fits"] == json.dumps(_nested(10), separators=(",", ":")).encode()
+    assert limited(_nested(10)) == inner["fits"]  # the shared chain is free again
+    with pytest.raises(TypeError):
+        limited(_nested(11))
+    with pytest.raises(TypeError):
+        limited([_nested(9), Member.ONE, _nested(10)])  # the outer call's own limit

@@ -14,7 +14,7 @@ from typing import Any, TypeAlias
 
 import orjson
 
-from .._limits import MAX_JSON_INT_DIGITS, MAX_PATCH_DEPTH, DepthLimitedDumps, short_repr
+from .._limits import MAX_JSON_INT_DIGITS, MAX_PATCH_DEPTH, depth_limited_dumps, short_repr
 from ..errors import PatchError
 
 JSONValue: TypeAlias = Any
@@ -180,7 +180,7 @@ def _copy(value: Any, budget: int) -> Any:
 
 
 # orjson.dumps refusing values nested deeper than MAX_DEPTH (raises TypeError like orjson).
-_padded_dumps = DepthLimitedDumps(MAX_DEPTH)
+_padded_dumps = depth_limited_dumps(MAX_DEPTH)
 
 
 def _dumps(value: Any, sort: bool) -> bytes:
