@@ -124,9 +124,21 @@ def _text_size(values: list[Any]) -> int:
 def _each(key: str | None, name: str) -> int:
     """The fewest bytes of a ``replace`` of member ``name`` of an object of the list under
     ``key``, but its index and its value: the walk's fixed bytes, the path's ``/`` and at
-    least one digit, the value's quotes (see :func:`overflows`)."""
+    least one digit, the value's quotes (see :func:`overflows`). Kept for the few names a
+    manager sketches (each new document asks again for the same ones)."""
+    try:
+        return _EACH[key, name]
+    except KeyError:
+        pass
     prefix = 0 if key is None else 1 + len(_escape(key))
-    return _REPLACE + prefix + 3 + len(_escape(name))
+    each = _REPLACE + prefix + 3 + len(_escape(name))
+    if len(_EACH) < _EACH_KEPT:
+        _EACH[key, name] = each
+    return each
+
+
+_EACH: dict[tuple[str | None, str], int] = {}
+_EACH_KEPT = 256
 
 
 def _column(items: list[Any], name: str) -> list[Any] | None:
