@@ -93,7 +93,7 @@ def depth_limited_dumps(limit: int) -> Callable[..., bytes]:
     ``TypeError``). One prebuilt chain of wrappers is reused under a lock (building it costs
     more than writing a small value); a call that finds it busy builds its own. A closure,
     not a class with ``__call__``: every publish encodes through it, and the method call
-    cost about 1 us more (3.6 us against 2.6 us for a small value).
+    cost about 0.8 us more (3.6 us against 2.8 us for a small value).
     """
     pad = _ORJSON_DUMPS_LEVELS - limit
 

@@ -344,10 +344,11 @@ def _nested(depth: int) -> Any:
 
 
 def test_the_depth_limited_encoder_holds_its_limit_when_its_shared_wrappers_are_busy() -> None:
-    """``depth_limited_dumps`` writes through one shared chain of wrapper lists; a call made
-    while that chain is in use (here from inside the outer call: orjson reads an enum's
-    ``value`` in Python) builds its own chain, and both calls still refuse exactly what is
-    nested deeper than the limit."""
+    """``depth_limited_dumps`` writes through one shared chain of wrapper lists, under a lock
+    it does not wait for: a call made while the chain is in use (here from inside the outer
+    call, since orjson reads an enum's ``value`` in Python) is answered at once, through
+    wrappers of its own (waiting for the lock would hang here), and both calls still refuse
+    exactly what is nested deeper than the limit."""
     import enum
 
     from agui_replay._limits import depth_limited_dumps
@@ -361,14 +362,14 @@ def test_the_depth_limited_encoder_holds_its_limit_when_its_shared_wrappers_are_
         @property
         def value(self) -> Any:  # type: ignore[override]
             inner["fits"] = limited(_nested(10))
-            with pytest.raises(TypeError):
+            with pytest.raises(TypeError, match=r"[Rr]ecursion"):
                 limited(_nested(11))
             return "one"
 
     assert limited([Member.ONE]) == b'["one"]'
     assert inner["fits"] == json.dumps(_nested(10), separators=(",", ":")).encode()
     assert limited(_nested(10)) == inner["fits"]  # the shared chain is free again
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"[Rr]ecursion"):
         limited(_nested(11))
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"[Rr]ecursion"):
         limited([_nested(9), Member.ONE, _nested(10)])  # the outer call's own limit
