@@ -304,13 +304,11 @@ class _Walk:
         room = self.room
         if room is not None and stop - start >= 16:
             probe = start + max(1, min(_PROBE, (stop - start) // 32))
-            first = range(start, probe) if known is None else _between(known, start, probe)
-            self._items(a, b, path, first)
+            self._items(a, b, path, _among(known, start, probe))
             self._probe(a, b, path, start, probe, stop, room)
             start = probe
         if self.eq is not operator.eq or stop - start < _COLUMNS:
-            rest = range(start, stop) if known is None else _between(known, start, stop)
-            self._items(a, b, path, rest)
+            self._items(a, b, path, _among(known, start, stop))
             return
         for chunk in range(start, stop, 1024):
             end = min(stop, chunk + 1024)
@@ -477,6 +475,11 @@ class _Walk:
 def _between(indexes: list[int], low: int, high: int) -> list[int]:
     """The items of the ascending ``indexes`` from ``low`` on, below ``high``."""
     return indexes[bisect_left(indexes, low) : bisect_left(indexes, high)]
+
+
+def _among(known: list[int] | None, low: int, high: int) -> Iterable[int]:
+    """The indexes from ``low`` to ``high`` to diff: all of them, or the ``known`` ones."""
+    return range(low, high) if known is None else _between(known, low, high)
 
 
 def _in_order(news: list[dict[str, Any]], order: tuple[str, ...], hits: list[Any]) -> bool:
