@@ -7,6 +7,7 @@ tests/test_fuzz_entry_points.py throws random input at the same entry points.
 
 from __future__ import annotations
 
+import enum
 import json
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,12 @@ from agui_replay import (
     PatchError,
     SSEDecodeError,
 )
-from agui_replay._limits import MAX_JSON_DEPTH, MAX_JSON_INT_DIGITS, MAX_SSE_RETRY_DIGITS
+from agui_replay._limits import (
+    MAX_JSON_DEPTH,
+    MAX_JSON_INT_DIGITS,
+    MAX_SSE_RETRY_DIGITS,
+    depth_limited_dumps,
+)
 from agui_replay.cassette import Cassette, document_line, load_cassette, loads_cassette
 from agui_replay.cli.parser import main
 from agui_replay.client import Session
@@ -349,10 +355,6 @@ def test_the_depth_limited_encoder_holds_its_limit_when_its_shared_wrappers_are_
     call, since orjson reads an enum's ``value`` in Python) is answered at once, through
     wrappers of its own (waiting for the lock would hang here), and both calls still refuse
     exactly what is nested deeper than the limit."""
-    import enum
-
-    from agui_replay._limits import depth_limited_dumps
-
     limited = depth_limited_dumps(10)
     inner: dict[str, Any] = {}
 
