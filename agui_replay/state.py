@@ -27,6 +27,7 @@ from ag_ui.core import StateDeltaEvent, StateSnapshotEvent
 from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from . import _compiled
 from .errors import PatchError, StateDecodeError
 from .patch._diff import _overflows, _plain_json, _publish_diff
 from .patch._json import (
@@ -197,7 +198,9 @@ class StateManager:
 
     # After a snapshot the baseline is only its compact JSON (``_baseline`` is _LAZY): decoding
     # it costs several times the encoding, and the next publish may not need it (another
-    # snapshot, or the same state again). Only a delta needs the baseline decoded.
+    # snapshot, or the same state again). Only a delta needs the baseline decoded. (A state
+    # under _LOCAL bytes is the exception where the compiled helper is built: its snapshot
+    # keeps a copy that shares the state's immutable leaves, cheaper than a later decoding.)
     # ``_sketch`` (patch._sketch) holds some of the lazy baseline's string values (or their
     # hashes, from the first publish of the same object on, see _unshare; or from the
     # snapshot on, when ``_mutated`` says the object before came back), from which the next
@@ -537,15 +540,25 @@ class StateManager:
             if sketch is None and len(encoded) >= _LOCAL:
                 # The first snapshot, or one the diff found: a sketch now spares the next
                 # document the walk from this one (and the encoding that must precede it).
-                # Smaller states decode the baseline at their first delta.
+                # Smaller states keep a copy (below), or decode the baseline at their first
+                # delta where the compiled helper is not built.
                 sketch = _sketch_of(state)
             if sketch is not None and self._mutated:
                 # The object published before this one was published again, changed: this one
                 # may be too, and then its strings would be hashed anyway, colder.
                 _sketch_hashed(sketch)
-            self._baseline, self._sketch = _LAZY, sketch
-            self._bytes = encoded
-            self._remember(state)
+            copied = None
+            if loadable and len(encoded) < _LOCAL and _compiled.plain_copy is not None:
+                # A small state's first delta would decode the bytes (3.5x a dumps at 10 KB,
+                # the dearest step of that publish); the compiled copy costs about 1x, and its
+                # leaves, the state's own strings, make the next diff's == cheaper still.
+                copied = _compiled.plain_copy(state, MAX_DEPTH)
+            if copied is not None:
+                self._baseline, self._sketch, self._hint = copied, sketch, _MISSING
+            else:
+                self._baseline, self._sketch = _LAZY, sketch
+                self._bytes = encoded
+                self._remember(state)
         else:
             # Python == catches what orjson wrote but is not JSON (NaN as null, UUIDs, enums);
             # the walker then names the place, or makes the plain copy (subclasses).
@@ -568,7 +581,9 @@ _SPLICE_PART = 1 << 12
 _LOCAL = 1 << 15
 """From ``_LOCAL`` bytes of state on, a delta after a snapshot is diffed from the changed part
 alone (patch._window), and the baseline stays bytes until a change too spread out for that
-decodes it; below, the first delta decodes it. Each delta on bytes pays the ``marshal`` type
+decodes it; below, the snapshot keeps the compiled helper's copy of the state (about one
+``dumps`` at 10 KB), or, without the helper, the first delta decodes the bytes. The figures
+that follow are those of the pure-Python path: each delta on bytes pays the ``marshal`` type
 check and the search for the part, which at 10 KB come to more than decoding once for all the
 deltas that follow (4.9x a ``dumps`` a delta, against 3.8x once decoded); from 32 KB on they
 cost a little more at most (4.2x against 3.4x), and no delta on one object pays for decoding
