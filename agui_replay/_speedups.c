@@ -149,8 +149,9 @@ depth_argument(PyObject *const *args, Py_ssize_t nargs, const char *name, int *d
     long given = PyLong_AsLong(args[1]);
     if (given == -1 && PyErr_Occurred())
         return -1;
-    if (given < 0 || given > 10000) {
-        PyErr_Format(PyExc_ValueError, "%s(): depth must be between 0 and 10000, not %ld",
+    /* The walk recurses once per level: a bound keeps it far from the end of a thread's stack. */
+    if (given < 0 || given > 1000) {
+        PyErr_Format(PyExc_ValueError, "%s(): depth must be between 0 and 1000, not %ld",
                      name, given);
         return -1;
     }

@@ -147,8 +147,10 @@ def test_the_depth_counts_containers() -> None:
 def test_bad_arguments_are_refused_with_their_reason() -> None:
     with pytest.raises(TypeError, match=r"takes a value and a depth \(1 arguments given\)"):
         speedups.is_plain({})
-    with pytest.raises(ValueError, match="depth must be between 0 and 10000, not -1"):
+    with pytest.raises(ValueError, match="depth must be between 0 and 1000, not -1"):
         speedups.plain_copy({}, -1)
+    with pytest.raises(ValueError, match="not 1001"):
+        speedups.is_plain({}, 1001)
     with pytest.raises(TypeError):
         speedups.is_plain({}, "deep")
 
