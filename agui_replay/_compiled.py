@@ -3,7 +3,7 @@
 The wheel built on a machine with a C compiler carries them; without one the build leaves them
 out (the extension is optional) and the StateManager takes its pure-Python paths, which give
 the same outcomes at a higher cost for small states (see docs/architecture.md, "The compiled
-check"). Setting the environment variable ``AGUI_REPLAY_PURE_PYTHON=1`` before the import
+helpers"). Setting the environment variable ``AGUI_REPLAY_PURE_PYTHON=1`` before the import
 leaves them out too, to compare the two or to rule the extension out when hunting a bug.
 """
 
