@@ -302,9 +302,9 @@ class StateManager:
                 # since the snapshot, or made from the decoded baseline) may prove the
                 # snapshot due at a fraction of the diff's cost, and it leaves a sketch for
                 # the next one.
-                renewed = self._renewed(baseline, state, encoded)
+                renewed = self._renewed(baseline, state, encoded, loadable)
                 if renewed is not None:
-                    return self._snapshot(state, encoded, loadable, renewed, True)
+                    return self._snapshot(state, encoded, loadable, *renewed)
             # The baseline is private, so the patch is applied to it in place; the walk stops
             # as soon as the patch cannot be shorter than the new state.
             known = self._bytes if loadable and self._loadable else None
@@ -366,9 +366,13 @@ class StateManager:
             return True, None, False
         return True, _sketch_of(state), True
 
-    def _renewed(self, baseline: Any, state: Any, encoded: bytes) -> Sketch | None:
+    def _renewed(
+        self, baseline: Any, state: Any, encoded: bytes, loadable: bool
+    ) -> tuple[Sketch, bool, Any] | None:
         """When ``state`` is shown, from a sketch of the decoded ``baseline``, to need a
-        snapshot, and holds only exact JSON types: the sketch of ``state``; else ``None``.
+        snapshot, and holds only exact JSON types: the sketch of ``state``, ``True`` (it is
+        plain) and, where :meth:`_snapshot` keeps one, the compiled copy of ``state`` that
+        made the type check; else ``None``.
 
         The sketch the baseline had as bytes, kept up to date through the deltas since
         (values or hashes, one column read of ``state`` each), is used when there is one;
@@ -392,14 +396,16 @@ class StateManager:
                 if found is None:
                     return None
                 previous = found
-            # The exact JSON types first (see _snapshot_due).
-            if not _plain_json(state, encoded):
+            # The exact JSON types first (see _snapshot_due). A small state's snapshot keeps
+            # a copy, whose walk checks them too: made now, it is the check.
+            copied = _copy_for_snapshot(state, encoded, loadable)
+            if copied is None and not _plain_json(state, encoded):
                 return None
             room = len(encoded) - 1
             due, sketch = _sketch_overflows(previous, state, room, self._mutated)
         except Exception:  # values hash and compare as their types like; the diff decides
             return None
-        return sketch if due else None
+        return (sketch, True, copied) if due and sketch is not None else None
 
     def _diff_locally(
         self, state: Any, encoded: bytes, loadable: bool, plain: bool
@@ -532,9 +538,11 @@ class StateManager:
         loadable: bool,
         sketch: Sketch | None = None,
         plain: bool = False,
+        copied: Any = None,
     ) -> Snapshot:
         """A snapshot of ``state``; ``encoded`` becomes the (lazy) baseline, and ``sketch``
-        (of ``state``) its sketch. ``plain``: :func:`_plain_json` is known to hold."""
+        (of ``state``) its sketch. ``plain``: :func:`_plain_json` is known to hold.
+        ``copied``: the compiled copy of ``state``, when it was made already."""
         self._sketch = None
         if plain or _plain_json(state, encoded):
             if sketch is None and len(encoded) >= _LOCAL:
@@ -547,12 +555,8 @@ class StateManager:
                 # The object published before this one was published again, changed: this one
                 # may be too, and then its strings would be hashed anyway, colder.
                 _sketch_hashed(sketch)
-            copied = None
-            if loadable and len(encoded) < _LOCAL and _compiled.plain_copy is not None:
-                # A small state's first delta would decode the bytes (3.5x a dumps at 10 KB,
-                # the dearest step of that publish); the compiled copy costs about 1x, and its
-                # leaves, the state's own strings, make the next diff's == cheaper still.
-                copied = _compiled.plain_copy(state, MAX_DEPTH)
+            if copied is None:
+                copied = _copy_for_snapshot(state, encoded, loadable)
             if copied is not None:
                 self._baseline, self._sketch, self._hint = copied, sketch, _MISSING
             else:
@@ -588,6 +592,20 @@ check and the search for the part, which at 10 KB come to more than decoding onc
 deltas that follow (4.9x a ``dumps`` a delta, against 3.8x once decoded); from 32 KB on they
 cost a little more at most (4.2x against 3.4x), and no delta on one object pays for decoding
 the whole baseline (``orjson.loads`` alone is 3.5x to 6x a ``dumps``)."""
+
+
+def _copy_for_snapshot(state: Any, encoded: bytes, loadable: bool) -> Any:
+    """The baseline a snapshot of ``state`` keeps instead of its bytes, or ``None`` (keep the
+    bytes): under ``_LOCAL`` bytes, where the compiled helper is built, a copy of its
+    containers sharing its leaves; ``None`` too when ``state`` is not plain JSON.
+
+    A small state's first delta would decode the bytes (3.5x a dumps at 10 KB, the dearest
+    step of that publish); the copy costs about 1x, and its leaves, the state's own strings,
+    make the next diff's ``==`` cheaper still."""
+    copy = _compiled.plain_copy
+    if copy is None or not loadable or len(encoded) >= _LOCAL:
+        return None
+    return copy(state, MAX_DEPTH)
 
 
 def _decode(encoded: bytes, loadable: bool) -> Any:
