@@ -22,14 +22,16 @@ median ratio over the rounds. What each row measures:
   Python has not computed yet; the same two objects published again read lower, see
   ``benchmarks/README.md``), so every publish is a snapshot that follows a snapshot.
   After a snapshot the manager keeps only the bytes it encoded (decoding them costs several
-  ``dumps``) and a sketch of the document (the values of two string members of the objects
+  ``dumps``; under 32 KB, where the compiled helpers are built, a copy of the document's
+  containers instead) and a sketch of the document (the values of two string members of the objects
   of its longest list, or their hashes, ``patch._sketch``): the next publish shows from the
   sketch that a snapshot is due, and sketches the new document for the one after. The first
   round, with no sketch yet, walks from the previous object after checking that its JSON is
   still those bytes.
 - a new document after a delta: each round changes one field of the document published last
   and publishes it (a delta, untimed), then publishes a fresh copy of the other document
-  (timed). Below 32 KB that delta decoded the baseline, so the snapshot is proved from a
+  (timed). Below 32 KB the baseline is a decoded one (the compiled copy the snapshot kept,
+  or, in pure Python, the bytes that delta decoded), so the snapshot is proved from a
   sketch of the decoded baseline (or, where that falls short, found by the diff from it);
   from 32 KB on a delta on one object is diffed from the changed bytes alone, and the
   baseline is still bytes and a sketch.
@@ -37,7 +39,8 @@ median ratio over the rounds. What each row measures:
   costs when a delta follows: a new document (a fresh object) is published, then one of its
   fields (or 1% of its objects) changed in place and published again; the cell is the time
   of both publishes over the time of both dumps, with the delta alone beside it. Under 32 KB
-  that delta decodes the baseline; from 32 KB on a change to one object is diffed from the
+  that delta diffs from the compiled copy the snapshot kept, or, in pure Python, decodes the
+  baseline; from 32 KB on a change to one object is diffed from the
   changed bytes alone, and a change spread over the list from its changed objects alone
   (found by splitting both encodings of the list between objects, ``patch._spread``).
 
