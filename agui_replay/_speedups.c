@@ -61,6 +61,22 @@ check(PyObject *value, int room)
     return 0;
 }
 
+static PyObject *copy(PyObject *value, int room, int *plain);
+
+/* For an item of a copied container: *inner is NULL when the item needs no look inside (the
+ * copy holds it already), else a new reference to its copy. -1 with an exception set when out
+ * of memory. */
+static int
+copy_into(PyObject *item, int room, int *plain, PyObject **inner)
+{
+    if (SCALAR(Py_TYPE(item), item)) {
+        *inner = NULL;
+        return 0;
+    }
+    *inner = copy(item, room, plain);
+    return *inner == NULL ? -1 : 0;
+}
+
 /* A new reference to the copy of value, or NULL with an exception set (out of memory). When
  * value turns out not plain, *plain becomes 0 and the (partial) result is only to be dropped. */
 static PyObject *
@@ -91,19 +107,17 @@ copy(PyObject *value, int room, int *plain)
                 *plain = 0;
                 return out;
             }
-            if (SCALAR(Py_TYPE(item), item))
-                continue;
-            PyObject *inner = copy(item, room - 1, plain);
-            if (inner == NULL) {
+            PyObject *inner;
+            if (copy_into(item, room - 1, plain, &inner) < 0) {
                 Py_DECREF(out);
                 return NULL;
             }
-            if (!*plain) {
+            if (inner == NULL)
+                continue;
+            if (!*plain || inner == item) {  /* dropped, or a float */
                 Py_DECREF(inner);
-                return out;
-            }
-            if (inner == item) {  /* a float */
-                Py_DECREF(inner);
+                if (!*plain)
+                    return out;
                 continue;
             }
             int failed = PyDict_SetItem(out, key, inner);
@@ -121,14 +135,13 @@ copy(PyObject *value, int room, int *plain)
         return NULL;
     Py_ssize_t size = PyList_GET_SIZE(out);
     for (Py_ssize_t i = 0; i < size; i++) {
-        PyObject *item = PyList_GET_ITEM(out, i);
-        if (SCALAR(Py_TYPE(item), item))
-            continue;
-        PyObject *inner = copy(item, room - 1, plain);
-        if (inner == NULL) {
+        PyObject *item = PyList_GET_ITEM(out, i), *inner;
+        if (copy_into(item, room - 1, plain, &inner) < 0) {
             Py_DECREF(out);
             return NULL;
         }
+        if (inner == NULL)
+            continue;
         /* The slot's reference to item was the copy's own; value still holds item. */
         PyList_SET_ITEM(out, i, inner);
         Py_DECREF(item);
@@ -162,6 +175,7 @@ depth_argument(PyObject *const *args, Py_ssize_t nargs, const char *name, int *d
 static PyObject *
 is_plain(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)module;
     int depth;
     if (depth_argument(args, nargs, "is_plain", &depth) < 0)
         return NULL;
@@ -171,6 +185,7 @@ is_plain(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *
 plain_copy(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)module;
     int depth, plain = 1;
     if (depth_argument(args, nargs, "plain_copy", &depth) < 0)
         return NULL;
@@ -194,6 +209,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "agui_replay._speedups",
     "Compiled helpers of the StateManager (see agui_replay/_compiled.py).", -1, methods,
+    NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC
