@@ -519,7 +519,10 @@ class StateManager:
     def _unshare(self) -> None:
         """Before the type check of a state that may be the object last sketched (changed in
         place): the sketch's values become hashes, which ``marshal`` does not see (see
-        patch._sketch.Sketch); and the next snapshot's sketch will be hashed at once."""
+        patch._sketch.Sketch); and the next snapshot's sketch will be hashed at once. The
+        compiled check does not look at reference counts: with it, the values stay."""
+        if _compiled.is_plain is not None:
+            return
         self._mutated = True
         kept = self._sketch
         if kept is not None and kept.values:

@@ -258,3 +258,28 @@ def test_the_environment_variable_turns_the_helpers_off() -> None:
             [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
         )
         assert out.stdout.startswith(expected), out
+
+
+def test_with_the_compiled_check_a_sketch_keeps_its_strings() -> None:
+    # marshal tracks a string referenced twice as a shared object, so without the compiled
+    # check the sketch of a state over 32 KB hashes its strings before the same object is
+    # checked again. The compiled check counts no references: the strings stay, unhashed.
+    doc = {"items": [{"name": f"item {i}", "note": f"note {i} " * 5} for i in range(700)]}
+    states = StateManager()
+    with helpers(built=True):
+        assert isinstance(states.publish(doc), Snapshot)
+        assert states._sketch is not None
+        assert states._sketch.values
+        doc["items"][5]["name"] = "renamed"
+        assert states.publish(doc) == Delta(
+            [{"op": "replace", "path": "/items/5/name", "value": "renamed"}]
+        )
+        assert states._sketch is not None
+        assert states._sketch.values
+    with helpers(built=False):
+        hashed = StateManager()
+        hashed.publish(doc)
+        doc["items"][5]["name"] = "again"
+        hashed.publish(doc)
+        assert hashed._sketch is not None
+        assert not hashed._sketch.values

@@ -39,6 +39,13 @@ def _bytes_after_a_snapshot(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_compiled, "plain_copy", None)
 
 
+@pytest.fixture
+def marshal_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The type check of an install without the compiled helpers (``marshal``), for which the
+    sketch hashes its strings before the same object is checked again."""
+    monkeypatch.setattr(_compiled, "is_plain", None)
+
+
 BIG = 40_000  # bytes of a member beside the list: from 32 KB on, deltas after a snapshot are
 # diffed from the changed part alone (smaller states decode the baseline at the first)
 
@@ -176,6 +183,7 @@ def test_a_sketch_reaches_what_it_would_prove_against_every_value_changed() -> N
     assert fresh.reach == sketched.reach
 
 
+@pytest.mark.usefixtures("marshal_check")
 def test_a_sketch_holds_a_new_documents_strings_until_the_same_object_comes_again() -> None:
     # A new document's sketch keeps its strings, so that the next document's are compared
     # with them unhashed. When the same object is published again, the type check (marshal)
@@ -219,6 +227,7 @@ def after_a_delta(items: int) -> tuple[StateManager, dict[str, Any]]:
     return states, doc
 
 
+@pytest.mark.usefixtures("marshal_check")
 def test_a_snapshot_the_diff_finds_after_a_delta_is_sketched_in_hashes() -> None:
     # The same rule for a sketch made from the state itself: here a document that does not
     # look new (its first, middle and last objects are the old ones), so the diff finds the

@@ -49,7 +49,9 @@ class Sketch:
     sketch is then the new document's columns as they are. But while the sketched strings are
     also the state's, ``marshal``, the type check of every publish, sees them referenced twice
     and tracks each as a shared object (about half a ``dumps`` more at 10 MB): before the
-    same object is checked again, :func:`hashed` turns the values into hashes.
+    same object is checked again, :func:`hashed` turns the values into hashes. (The compiled
+    check, where it is built, counts no references, and the StateManager then keeps the
+    values.)
     """
 
     __slots__ = ("_paths", "columns", "key", "length", "reach", "values")
