@@ -547,7 +547,10 @@ class StateManager:
         (of ``state``) its sketch. ``plain``: :func:`_plain_json` is known to hold.
         ``copied``: the compiled copy of ``state``, when it was made already."""
         self._sketch = None
-        if plain or _plain_json(state, encoded):
+        if copied is None:
+            # Where a small state's copy is kept, its walk is the type check too.
+            copied = _copy_for_snapshot(state, encoded, loadable)
+        if copied is not None or plain or _plain_json(state, encoded):
             if sketch is None and len(encoded) >= _LOCAL:
                 # The first snapshot, or one the diff found: a sketch now spares the next
                 # document the walk from this one (and the encoding that must precede it).
@@ -558,8 +561,6 @@ class StateManager:
                 # The object published before this one was published again, changed: this one
                 # may be too, and then its strings would be hashed anyway, colder.
                 _sketch_hashed(sketch)
-            if copied is None:
-                copied = _copy_for_snapshot(state, encoded, loadable)
             if copied is not None:
                 self._baseline, self._sketch, self._hint = copied, sketch, _MISSING
             else:
