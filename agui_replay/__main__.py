@@ -1,5 +1,5 @@
 """``python -m agui_replay``: the ``agui-replay`` command."""
 
-from .cli import main
+from agui_replay.cli import main
 
 raise SystemExit(main())

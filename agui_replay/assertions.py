@@ -26,11 +26,11 @@ import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from .client import Session
-from .errors import AguiReplayError, ProtocolViolation
-from .events import EventLike, event_type, to_wire
-from .patch import json_equal
-from .verify import Mode, verify_stream
+from agui_replay.client import Session
+from agui_replay.errors import AguiReplayError, ProtocolViolation
+from agui_replay.events import EventLike, event_type, to_wire
+from agui_replay.patch import json_equal
+from agui_replay.verify import Mode, verify_stream
 
 __all__ = [
     "assert_event_types",

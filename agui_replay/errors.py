@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._limits import short_repr
+from agui_replay._limits import short_repr
 
 __all__ = [
     "AgentError",

@@ -17,9 +17,9 @@ from typing import Any, TypeAlias
 from ag_ui.core import BaseEvent, Event, EventType
 from pydantic import TypeAdapter, ValidationError
 
-from ._compat import LEGACY_PROTOCOL, LIBRARY_EVENT_TYPES, WireEventModel, dump
-from ._limits import JSONLimitError, loads_json
-from .errors import EventDecodeError, InvalidArgumentError
+from agui_replay._compat import LEGACY_PROTOCOL, LIBRARY_EVENT_TYPES, WireEventModel, dump
+from agui_replay._limits import JSONLimitError, loads_json
+from agui_replay.errors import EventDecodeError, InvalidArgumentError
 
 __all__ = [
     "CHUNK_TYPES",
@@ -201,11 +201,11 @@ def parse_events(
     events: Iterable[EventLike | str | bytes], *, source: str | None = None
 ) -> list[BaseEvent]:
     """Validate a whole stream; errors name the index of the first bad event."""
-    _require_stream(events, "parse_events", "; for one event use parse_event")
+    require_stream(events, "parse_events", "; for one event use parse_event")
     return [parse_event(e, index=i, source=source) for i, e in enumerate(events)]
 
 
-def _require_stream(events: Any, what: str, hint: str = "") -> None:
+def require_stream(events: Any, what: str, hint: str = "") -> None:
     """Raise :class:`InvalidArgumentError` unless ``events`` is an iterable of events (a list, a
     generator...; a single event, a string or bytes are refused)."""
     if isinstance(events, (str, bytes, bytearray, Mapping, BaseEvent)) or not isinstance(
@@ -231,7 +231,7 @@ def to_wire(event: EventLike) -> WireEvent:
 
 def to_wire_list(events: Iterable[EventLike]) -> list[WireEvent]:
     """:func:`to_wire` over a stream."""
-    _require_stream(events, "to_wire_list")
+    require_stream(events, "to_wire_list")
     return [to_wire(e) for e in events]
 
 

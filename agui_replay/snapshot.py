@@ -38,12 +38,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
+from agui_replay.assertions import explain_stream_diff
 from agui_replay.errors import InvalidArgumentError
-
-from .assertions import explain_stream_diff
-from .events import to_wire
-from .normalize import NormalizedStream, TimestampMode, normalize_events
-from .normalizers import Rule, as_rules
+from agui_replay.events import to_wire
+from agui_replay.normalize import NormalizedStream, Rule, TimestampMode, as_rules, normalize_events
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion

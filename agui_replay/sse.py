@@ -17,15 +17,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._limits import (
+from agui_replay._limits import (
     MAX_SSE_FRAME_BYTES,
     MAX_SSE_RETRY_DIGITS,
     JSONLimitError,
     loads_json,
     short_repr,
 )
-from .errors import InvalidArgumentError, SSEDecodeError
-from .events import EventLike, WireEvent, dump_json
+from agui_replay.errors import InvalidArgumentError, SSEDecodeError
+from agui_replay.events import EventLike, WireEvent, dump_json
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",

@@ -5,7 +5,7 @@ Run: ``.venv/bin/python benchmarks/bench_partial_json.py``
 A tool call's argument text arrives in fragments and after each one the predicted value is
 needed. Measured per whole stream, medians of repeated runs, in one process:
 
-- ``PartialJSON.feed`` (agui_replay.server.predictive): each character scanned once, a changed
+- ``PartialJSON.feed`` (agui_replay.server._predictive): each character scanned once, a changed
   value parsed by ``json.loads`` from the safe prefix plus closing brackets;
 - ``jiter.from_json(..., partial_mode="trailing-strings")`` on the whole text so far, per fragment;
 - ``partial_json_parser.loads`` on the whole text so far, per fragment;
@@ -28,8 +28,8 @@ import jiter
 import orjson
 import partial_json_parser
 
-from agui_replay.providers.chunking import by_char, by_size
-from agui_replay.server.predictive import PartialJSON
+from agui_replay.providers._chunking import by_char, by_size
+from agui_replay.server._predictive import PartialJSON
 from examples.recipe.recipe import CARBONARA
 
 

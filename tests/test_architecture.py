@@ -4,7 +4,8 @@
   ``if TYPE_CHECKING:`` aside; an import inside a function counts: it runs too);
 - nothing outside ``agui_replay/cli/`` imports the command line (``agui_replay/__main__.py``,
   the ``python -m agui_replay`` entry point, aside);
-- no file in ``agui_replay/`` is over 900 lines.
+- no module imports a private module or name of another package (the shared private
+  modules at the top of ``agui_replay/`` aside).
 
 A package's ``__init__`` importing its own submodules is no circle: a submodule importing a
 sibling does not import the package again, so only the module an import names is an edge.
@@ -23,7 +24,6 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "agui_replay"
-MAX_LINES = 900
 CLI = "agui_replay.cli"
 CLI_ENTRY_POINTS = {"agui_replay.__main__"}
 
@@ -178,16 +178,48 @@ def test_nothing_outside_the_cli_package_imports_it() -> None:
     )
 
 
-def test_no_file_in_the_package_is_over_the_line_limit() -> None:
-    long = {
-        str(path.relative_to(PACKAGE.parent)): count
-        for path in sorted(PACKAGE.rglob("*.py"))
-        if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
-    }
-    assert long == {}, f"split these (at most {MAX_LINES} lines each): {long}"
+def _unit(module: str) -> str:
+    """The unit a module belongs to: ``agui_replay`` and the first name below it."""
+    return ".".join(module.split(".")[:2])
 
 
-# --- the checks themselves catch what they are for --------------------------------------------
+def private_imports(root: Path = PACKAGE) -> list[str]:
+    """Imports that take another unit's private module or private name.
+
+    A unit is one package or module right under ``agui_replay`` (``providers``, ``verify``,
+    ``snapshot``...). A module or name whose last part starts with ``_`` belongs to its unit,
+    and only modules of that unit may import it. The private modules at the top of the package
+    (``agui_replay._compat``, ``_limits``, ...) are shared infrastructure: any module may
+    import them.
+    """
+    files = {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+    found = []
+    for name, path in files.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - (node.level - 1)]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            if not base.startswith(f"{root.name}."):
+                continue
+            for alias in node.names:
+                target = f"{base}.{alias.name}"
+                parts = target.split(".")
+                private = [
+                    part for part in parts[2:] if part.startswith("_") and not part.startswith("__")
+                ]
+                if private and _unit(target) != _unit(name):
+                    found.append(f"{name}:{node.lineno} takes {target}")
+    return found
+
+
+def test_no_module_takes_another_units_private_module_or_name() -> None:
+    assert private_imports() == []
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -323,10 +355,10 @@ def test_the_cli_and_the_viewer_share_the_recordings_layer() -> None:
     # inner run, so in this process a module imported there may be imported again later, and
     # then two copies of one class are not the same object whatever the CLI does.
     check = (
-        "from agui_replay import cli, recordings\n"
-        "assert cli.Recording is recordings.Recording\n"
-        "assert cli.load_recording is recordings.load_recording\n"
-        "assert cli.walk is recordings.walk\n"
+        "from agui_replay import cassette, cli\n"
+        "assert cli.Recording is cassette.Recording\n"
+        "assert cli.load_recording is cassette.load_recording\n"
+        "assert cli.walk is cassette.walk\n"
     )
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

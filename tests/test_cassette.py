@@ -32,7 +32,7 @@ from agui_replay.cassette import (
     save_cassette,
 )
 from agui_replay.errors import AguiReplayError, CassetteError
-from agui_replay.providers.interaction import Interaction
+from agui_replay.providers._interaction import Interaction
 
 KEY = "sk-proj-Zx81mQa7TtY2vLp9Wc4Rn0Kd"
 

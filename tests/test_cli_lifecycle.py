@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from agui_replay.cassette._recordings import load_recording, state_at
 from agui_replay.cli import main
 from agui_replay.recording import CassetteSession
-from agui_replay.recordings import load_recording, state_at
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

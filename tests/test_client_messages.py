@@ -1,6 +1,6 @@
 """The indexed message list against a literal reading of the reference applier.
 
-``Session`` keeps messages indexed (agui_replay._messages) so that tool results, lookups and
+``Session`` keeps messages indexed (agui_replay.client._messages) so that tool results, lookups and
 MESSAGES_SNAPSHOT merges cost time proportional to the event. This file checks it against the
 reference client's algorithm done the plain way, on one list, with ``find`` / ``findIndex``
 searches and the snapshot filter (defaultApplyEvents in @ag-ui/client 1.0, read for behaviour):

@@ -24,7 +24,7 @@ import pytest
 
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.server import RunContext, agui_app
-from agui_replay.server.asgi import DEFAULT_MAX_DEPTH, DEFAULT_SYNC_CONCURRENCY
+from agui_replay.server._asgi import DEFAULT_MAX_DEPTH, DEFAULT_SYNC_CONCURRENCY
 from agui_replay.server.testing import serve
 from agui_replay.sse import decode_sse
 

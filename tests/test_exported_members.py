@@ -92,7 +92,7 @@ def test_providers_names_all_resolve_lazily() -> None:
     for name in providers.__all__:
         assert getattr(providers, name) is not None, name
     code = (
-        "import sys, agui_replay.providers.fixtures; "
+        "import sys, agui_replay.pytest_plugin._provider_fixtures; "
         "print(','.join(m for m in ('agui_replay.providers._fake', 'httpx2', 'http.server') "
         "if m in sys.modules))"
     )

@@ -38,7 +38,7 @@ pytest.importorskip(
 )
 
 from agui_replay.providers import FakeProvider, ProviderRequest, ToolCallDelta
-from agui_replay.providers.chunking import by_size
+from agui_replay.providers._chunking import by_size
 
 RECIPE = {
     "title": "Fluffy Pancakes",

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from agui_replay import AguiReplayError
 from agui_replay.cassette import Cassette, load_cassette, loads_cassette
+from agui_replay.cassette._recordings import load_recording, state_at, verify_recording
 from agui_replay.cli.parser import main
 from agui_replay.client import Session, apply_events
 from agui_replay.events import (
@@ -38,7 +39,6 @@ from agui_replay.events import (
     to_wire_list,
 )
 from agui_replay.patch import apply_patch, apply_patch_in_place
-from agui_replay.recordings import load_recording, state_at, verify_recording
 from agui_replay.sse import SSEDecoder, SSEParser, decode_sse, encode_sse
 from agui_replay.strategies import event_streams
 from agui_replay.verify import verify_stream

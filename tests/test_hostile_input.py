@@ -30,11 +30,11 @@ from agui_replay._limits import (
     depth_limited_dumps,
 )
 from agui_replay.cassette import Cassette, document_line, load_cassette, loads_cassette
+from agui_replay.cassette._recordings import InputFileError, load_recording
 from agui_replay.cli.parser import main
 from agui_replay.client import Session
 from agui_replay.events import parse_event, parse_events, to_wire
 from agui_replay.patch import apply_patch
-from agui_replay.recordings import InputFileError, load_recording
 from agui_replay.sse import SSEDecoder, decode_sse
 from agui_replay.verify import verify_stream
 

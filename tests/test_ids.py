@@ -1,4 +1,4 @@
-"""Deterministic ids at the source: agui_replay.ids.DeterministicIds."""
+"""Deterministic ids at the source: agui_replay.recording._ids.DeterministicIds."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from uuid import uuid4 as imported_uuid4
 import pytest
 
 from agui_replay.errors import InvalidArgumentError
-from agui_replay.ids import STANDARD_GENERATORS, DeterministicIds
+from agui_replay.recording._ids import STANDARD_GENERATORS, DeterministicIds
 
 T = TypeVar("T")
 

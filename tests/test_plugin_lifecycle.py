@@ -353,7 +353,7 @@ def test_re_recording_an_unchanged_agent_leaves_the_cassette_byte_identical(
 
 
 def test_volatile_headers_are_dropped() -> None:
-    from agui_replay.recording.steady import is_volatile_header, without_volatile
+    from agui_replay.recording._steady import is_volatile_header, without_volatile
 
     for name in ("Date", "x-request-id", "openai-processing-ms", "x-ratelimit-remaining-tokens",
                  "anthropic-ratelimit-requests-reset", "set-cookie", "cf-ray", "request-id"):

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from agui_replay.client import Session
 from agui_replay.errors import AgentError
 from agui_replay.events import to_wire
-from agui_replay.providers.chunking import by_char, by_size, chunkings
+from agui_replay.providers._chunking import by_char, by_size, chunkings
 from agui_replay.server import (
     ConfirmationRequiredError,
     InMemoryConfirmations,

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agui_replay.providers import FakeProvider
-from agui_replay.providers.chunking import by_char, by_size, by_word, chunkings, split_at
+from agui_replay.providers._chunking import by_char, by_size, by_word, chunkings, split_at
 
 
 def test_by_word_keeps_the_whitespace_with_the_next_word() -> None:

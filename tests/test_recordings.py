@@ -1,4 +1,4 @@
-"""agui_replay.recordings: recorded streams loaded, walked run by run, verified, folded."""
+"""agui_replay.cassette: recorded streams loaded, walked run by run, verified, folded."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from agui_replay.cassette import Cassette, CassetteRun, save_cassette
-from agui_replay.recordings import (
+from agui_replay.cassette._recordings import (
     initial_state,
     load_recording,
     state_at,
@@ -126,7 +126,7 @@ def test_verifying_names_the_rule_and_the_line_of_the_broken_event(tmp_path: Pat
 
 def test_the_library_layer_and_the_viewer_run_without_the_command_line(cassette: Path) -> None:
     code = (
-        "import sys; from agui_replay.recordings import load_recording, state_at; "
+        "import sys; from agui_replay.cassette._recordings import load_recording, state_at; "
         "from agui_replay.viewer import render_html, view_data; "
         f"recording = load_recording({str(cassette)!r}); "
         "assert state_at(recording) == {'n': 11}; "

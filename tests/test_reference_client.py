@@ -25,10 +25,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from js_packages import installed_js_packages
 
-from agui_replay._appliers import js_number_view
 from agui_replay.client import Session
 from agui_replay.errors import ProtocolViolation
 from agui_replay.strategies import STREAM_ITEM_KINDS, event_streams
+from agui_replay.strategies._appliers import js_number_view
 
 KINDS = [*STREAM_ITEM_KINDS, "text", "text", "tool", "tool"]
 STREAMS = event_streams(subagents=3, min_items=1, max_items=4, max_runs=2, kinds=KINDS)

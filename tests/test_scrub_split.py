@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from agui_replay import _scrub_streams
 from agui_replay.cassette import Cassette, CassetteRun, save_cassette
 from agui_replay.providers import FakeProvider, Interaction, Recorder
-from agui_replay.providers.chunking import by_size, split_at
+from agui_replay.providers._chunking import by_size, split_at
 from agui_replay.scrub import DEFAULT_SECRET_PATTERNS, SCRUBBED, scrub, scrub_sequence
 
 Api = Literal["chat", "responses", "anthropic", "gemini"]

@@ -14,7 +14,7 @@ import pytest
 
 from agui_replay.errors import AgentError
 from agui_replay.server import RunContext, agui_app, run_agent_sync
-from agui_replay.server.asgi import accepts_event_stream
+from agui_replay.server._asgi import accepts_event_stream
 from agui_replay.server.testing import fold, serve
 from agui_replay.sse import SSEDecoder, decode_sse
 

@@ -11,7 +11,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from js_packages import installed_js_packages, js_folder
 
-from agui_replay._appliers import fast_json_patch_path, js_number_view
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.state import Snapshot, StateManager
 from agui_replay.strategies import (
@@ -21,6 +20,7 @@ from agui_replay.strategies import (
     json_documents,
     mutation_sequences,
 )
+from agui_replay.strategies._appliers import fast_json_patch_path, js_number_view
 
 
 @pytest.fixture(scope="module")

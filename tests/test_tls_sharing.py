@@ -26,7 +26,7 @@ import openai  # noqa: F401  (imported here: pytester drops modules first import
 import pytest
 
 from agui_replay.recording import NetworkGuard
-from agui_replay.recording.tls import sharing_default_tls
+from agui_replay.recording._tls import sharing_default_tls
 
 CLIENTS: list[Callable[..., Any]] = [httpx2.Client, httpx2.AsyncClient, httpx.Client]
 CLIENT_IDS = ["httpx2.Client", "httpx2.AsyncClient", "httpx.Client"]
@@ -227,7 +227,7 @@ def test_modules_not_imported_are_not_imported_nor_patched() -> None:
     script = textwrap.dedent(
         """
         import sys
-        from agui_replay.recording.tls import sharing_default_tls
+        from agui_replay.recording._tls import sharing_default_tls
 
         names = ("httpx", "httpx2", "httpcore2")
         with sharing_default_tls():

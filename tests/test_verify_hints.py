@@ -22,10 +22,10 @@ from verify_events import (
     violation,
 )
 
-import agui_replay._attribution as attribution_module
-import agui_replay._chunks as chunks_module
-import agui_replay._schema as schema_module
 import agui_replay.verify as verify_module
+import agui_replay.verify._attribution as attribution_module
+import agui_replay.verify._chunks as chunks_module
+import agui_replay.verify._schema as schema_module
 from agui_replay.errors import ProtocolViolation
 from agui_replay.verify import Verifier
 

@@ -19,7 +19,7 @@ from 0 as in ``runs[0]`` of a cassette.
 
 from __future__ import annotations
 
-from ..recordings import (
+from agui_replay.cassette import (
     InputFileError,
     RecordedRun,
     Recording,
@@ -29,10 +29,10 @@ from ..recordings import (
     verify_recording,
     walk,
 )
-from .common import EXIT_DIFFERENT, EXIT_OK, EXIT_USAGE
-from .examples import ExamplesReport, ExampleTest, replay_examples
-from .parser import build_parser, main
-from .serve import ReplayApp, replay_app
+from agui_replay.cli.common import EXIT_DIFFERENT, EXIT_OK, EXIT_USAGE
+from agui_replay.cli.examples import ExamplesReport, ExampleTest, replay_examples
+from agui_replay.cli.parser import build_parser, main
+from agui_replay.cli.serve import ReplayApp, replay_app
 
 __all__ = [
     "EXIT_DIFFERENT",

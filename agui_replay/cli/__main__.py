@@ -1,5 +1,5 @@
 """``python -m agui_replay.cli``: the ``agui-replay`` command."""
 
-from . import main
+from agui_replay.cli import main
 
 raise SystemExit(main())

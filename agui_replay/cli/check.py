@@ -8,18 +8,18 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from .._progress import Progress
-from ..errors import ProtocolViolation
-from ..patch import diff as state_diff
-from ..recordings import (
+from agui_replay._progress import Progress
+from agui_replay.cassette import (
     Recording,
     initial_state,
     load_recording,
     state_at,
     verify_recording,
 )
-from .common import EXIT_DIFFERENT, EXIT_OK, _select_runs, _UsageError
-from .style import _describe_ops, _Style, _want_color
+from agui_replay.cli.common import EXIT_DIFFERENT, EXIT_OK, _select_runs, _UsageError
+from agui_replay.cli.style import _describe_ops, _Style, _want_color
+from agui_replay.errors import ProtocolViolation
+from agui_replay.patch import diff as state_diff
 
 # --- verify ---------------------------------------------------------------------------------------
 
@@ -117,8 +117,8 @@ def _verify_one(args: argparse.Namespace, path: str, out: TextIO) -> int:
 
 
 def _diff(args: argparse.Namespace, out: TextIO) -> int:
-    from ..assertions import explain_stream_diff
-    from ..normalize import normalize_events
+    from agui_replay.assertions import explain_stream_diff
+    from agui_replay.normalize import normalize_events
 
     left, right = load_recording(args.a), load_recording(args.b)
     a_events, b_events = left.events, right.events

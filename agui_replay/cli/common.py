@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..errors import AguiReplayError
-from ..recordings import RecordedRun, Recording
+from agui_replay.cassette import RecordedRun, Recording
+from agui_replay.errors import AguiReplayError
 
 __all__ = [
     "EXIT_DIFFERENT",

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from .._progress import isatty
-from .common import EXIT_DIFFERENT, EXIT_OK, _UsageError
-from .style import _Style, _want_color
+from agui_replay._progress import isatty
+from agui_replay.cli.common import EXIT_DIFFERENT, EXIT_OK, _UsageError
+from agui_replay.cli.style import _Style, _want_color
 
 __all__ = [
     "ExampleTest",
@@ -114,7 +114,7 @@ class _ExamplesCollector:
 
     def pytest_runtest_teardown(self, item: Any) -> None:
         # Before the fixtures go: the agui session still holds its runs here.
-        from ..recording import CassetteSession
+        from agui_replay.recording import CassetteSession
 
         test = self.tests.get(item.nodeid)
         session = getattr(item, "funcargs", {}).get("agui")

@@ -9,15 +9,15 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
-from .. import __version__
-from ..errors import AguiReplayError, CassetteError
-from ..recordings import InputFileError
-from .check import _diff, _state, _verify
-from .common import EXIT_OK, EXIT_USAGE, _UsageError
-from .examples import _examples
-from .serve import _serve
-from .show import _show
-from .view import _view
+from agui_replay import __version__
+from agui_replay.cassette import InputFileError
+from agui_replay.cli.check import _diff, _state, _verify
+from agui_replay.cli.common import EXIT_OK, EXIT_USAGE, _UsageError
+from agui_replay.cli.examples import _examples
+from agui_replay.cli.serve import _serve
+from agui_replay.cli.show import _show
+from agui_replay.cli.view import _view
+from agui_replay.errors import AguiReplayError, CassetteError
 
 __all__ = [
     "build_parser",

@@ -13,10 +13,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from ..events import WireEvent
-from ..recordings import RecordedRun, Recording, load_recording
-from ..sse import encode_sse
-from .common import EXIT_OK, _select_runs, _UsageError
+from agui_replay.cassette import RecordedRun, Recording, load_recording
+from agui_replay.cli.common import EXIT_OK, _select_runs, _UsageError
+from agui_replay.events import WireEvent
+from agui_replay.sse import encode_sse
 
 __all__ = [
     "ReplayApp",
@@ -169,7 +169,7 @@ class ReplayApp:
 def _check_run_input(body: bytes) -> str | None:
     from pydantic import ValidationError
 
-    from .._compat import input_model
+    from agui_replay._compat import input_model
 
     try:
         data = json.loads(body or b"null")

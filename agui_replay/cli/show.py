@@ -6,12 +6,10 @@ import argparse
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .._progress import Progress
-from ..events import event_type
-from ..patch import diff as state_diff
-from ..recordings import RecordedRun, StreamWalk, load_recording, walk
-from .common import EXIT_OK, _select_runs
-from .style import (
+from agui_replay._progress import Progress
+from agui_replay.cassette import RecordedRun, StreamWalk, load_recording, walk
+from agui_replay.cli.common import EXIT_OK, _select_runs
+from agui_replay.cli.style import (
     _clip,
     _compact,
     _describe_ops,
@@ -21,6 +19,8 @@ from .style import (
     _text_of,
     _want_color,
 )
+from agui_replay.events import event_type
+from agui_replay.patch import diff as state_diff
 
 
 @dataclass

@@ -7,7 +7,7 @@ import json
 import os
 from typing import Any, TextIO
 
-from .._progress import isatty
+from agui_replay._progress import isatty
 
 
 class _Style:

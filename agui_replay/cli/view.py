@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from ..recordings import load_recording
-from .common import EXIT_OK, _UsageError
+from agui_replay.cassette import load_recording
+from agui_replay.cli.common import EXIT_OK, _UsageError
 
 
 def _view(args: argparse.Namespace, out: TextIO) -> int:
-    from ..viewer import render_html, view_data
+    from agui_replay.viewer import render_html, view_data
 
     recording = load_recording(args.file)
     total = len(recording.events)
@@ -24,7 +24,7 @@ def _view(args: argparse.Namespace, out: TextIO) -> int:
         out.write(html)
         return EXIT_OK
     target = Path(args.output) if args.output else Path(recording.path.stem + ".html")
-    from ..cassette import atomic_write_text
+    from agui_replay.cassette import atomic_write_text
 
     atomic_write_text(target, [html])
     sys.stderr.write(f"wrote {target} ({len(html) // 1024 + 1} KiB); open it in a browser\n")

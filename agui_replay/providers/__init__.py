@@ -9,7 +9,7 @@ formats.
 True
 
 Importing this package never imports pytest; the fixtures live in
-``agui_replay.providers.fixtures`` (loaded by the pytest plugin).
+``agui_replay.pytest_plugin._provider_fixtures`` (loaded by the pytest plugin).
 
 The building blocks are public too, for a harness of your own (the ``agui`` fixture is built
 from them): a provider *app* (:data:`App`) answers ``(method, path, headers, body)`` with a
@@ -22,12 +22,20 @@ provider's own shape, e.g. from a router that has no app for a request.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agui_replay._lazy import lazy_names
 
 if TYPE_CHECKING:
     from agui_replay.providers._fake import FakeProvider, MatchMode, ReplayTurn, detect_api
-    from agui_replay.providers._formats import error_plan
+    from agui_replay.providers._interaction import (
+        Chunk,
+        Interaction,
+        RecordedRequest,
+        RecordedResponse,
+        parse_body,
+    )
+    from agui_replay.providers._recorder import SCRUBBED, ProxyApp, Recorder, Scrubber
     from agui_replay.providers._script import (
         ProviderRequest,
         Reasoning,
@@ -39,21 +47,15 @@ if TYPE_CHECKING:
         ToolCallDelta,
         Usage,
     )
-    from agui_replay.providers._server import App, AsyncApp, LoopbackServer
-    from agui_replay.providers._transports import (
+    from agui_replay.providers.formats import error_plan
+    from agui_replay.providers.formats._wire import Plan
+    from agui_replay.providers.transport._httpx import (
         Httpx2AsyncTransport,
         Httpx2Transport,
         HttpxAsyncTransport,
         HttpxTransport,
     )
-    from agui_replay.providers._wire import Plan
-    from agui_replay.providers.interaction import (
-        Chunk,
-        Interaction,
-        RecordedRequest,
-        RecordedResponse,
-    )
-    from agui_replay.providers.recording import SCRUBBED, ProxyApp, Recorder, Scrubber
+    from agui_replay.providers.transport._loopback import App, AsyncApp, LoopbackServer
 
 __all__ = [
     "SCRUBBED",
@@ -86,12 +88,16 @@ __all__ = [
     "Usage",
     "detect_api",
     "error_plan",
+    "parse_body",
 ]
 
 # Names load on first use: pytest imports this package (for the plugin's fixtures) in every run,
 # and the fake, its server and the transports (httpx, httpx2) cost tens of milliseconds.
-_HOME = {
-    **dict.fromkeys(("FakeProvider", "MatchMode", "ReplayTurn", "detect_api"), "_fake"),
+_SCRIPT = "agui_replay.providers._script"
+_HOMES = {
+    **dict.fromkeys(
+        ("FakeProvider", "MatchMode", "ReplayTurn", "detect_api"), "agui_replay.providers._fake"
+    ),
     **dict.fromkeys(
         (
             "ProviderRequest",
@@ -104,30 +110,24 @@ _HOME = {
             "ToolCallDelta",
             "Usage",
         ),
-        "_script",
+        _SCRIPT,
     ),
-    **dict.fromkeys(("App", "AsyncApp", "LoopbackServer"), "_server"),
+    **dict.fromkeys(
+        ("App", "AsyncApp", "LoopbackServer"), "agui_replay.providers.transport._loopback"
+    ),
     **dict.fromkeys(
         ("Httpx2AsyncTransport", "Httpx2Transport", "HttpxAsyncTransport", "HttpxTransport"),
-        "_transports",
+        "agui_replay.providers.transport._httpx",
     ),
-    "Plan": "_wire",
-    "error_plan": "_formats",
-    **dict.fromkeys(("Chunk", "Interaction", "RecordedRequest", "RecordedResponse"), "interaction"),
-    **dict.fromkeys(("SCRUBBED", "ProxyApp", "Recorder", "Scrubber"), "recording"),
+    "Plan": "agui_replay.providers.formats._wire",
+    "error_plan": "agui_replay.providers.formats",
+    **dict.fromkeys(
+        ("Chunk", "Interaction", "RecordedRequest", "RecordedResponse", "parse_body"),
+        "agui_replay.providers._interaction",
+    ),
+    **dict.fromkeys(
+        ("SCRUBBED", "ProxyApp", "Recorder", "Scrubber"), "agui_replay.providers._recorder"
+    ),
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # Not cached in this module's globals: the name is read from the submodule each time (a
-    # dict look-up in sys.modules), so a submodule imported again (pytester drops the modules
-    # a test run imported first) never leaves this package handing out its old classes beside
-    # the new ones.
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from agui_replay.errors import ProviderError, RequestMismatchError, ScriptExhaustedError
-from agui_replay.providers._formats import encode_turn, error_plan, stream_encoder
+from agui_replay.providers._interaction import Interaction, parse_body
+from agui_replay.providers._matching import describe_difference, first_difference
 from agui_replay.providers._script import (
     Api,
     Delta,
@@ -24,13 +25,18 @@ from agui_replay.providers._script import (
     coerce_yielded,
     parts_to_deltas,
 )
-from agui_replay.providers._server import LoopbackServer
-from agui_replay.providers._wire import Plan, StreamCut, StreamEncoder, TurnContext, json_plan
-from agui_replay.providers.interaction import Interaction, parse_body
-from agui_replay.providers.matching import describe_difference, first_difference
+from agui_replay.providers.formats import encode_turn, error_plan, stream_encoder
+from agui_replay.providers.formats._wire import (
+    Plan,
+    StreamCut,
+    StreamEncoder,
+    TurnContext,
+    json_plan,
+)
+from agui_replay.providers.transport._loopback import LoopbackServer
 
 if TYPE_CHECKING:
-    from agui_replay.providers._transports import (
+    from agui_replay.providers.transport._httpx import (
         Httpx2AsyncTransport,
         Httpx2Transport,
         HttpxAsyncTransport,
@@ -304,25 +310,25 @@ class FakeProvider:
 
     def transport(self) -> Httpx2Transport:
         """An in-process ``httpx2`` transport: ``httpx2.Client(transport=fake.transport())``."""
-        from agui_replay.providers._transports import Httpx2Transport
+        from agui_replay.providers.transport._httpx import Httpx2Transport
 
         return Httpx2Transport(self.handle)
 
     def async_transport(self) -> Httpx2AsyncTransport:
         """An in-process async ``httpx2`` transport."""
-        from agui_replay.providers._transports import Httpx2AsyncTransport
+        from agui_replay.providers.transport._httpx import Httpx2AsyncTransport
 
         return Httpx2AsyncTransport(self.ahandle)
 
     def httpx_transport(self) -> HttpxTransport:
         """An in-process ``httpx`` transport."""
-        from agui_replay.providers._transports import HttpxTransport
+        from agui_replay.providers.transport._httpx import HttpxTransport
 
         return HttpxTransport(self.handle)
 
     def httpx_async_transport(self) -> HttpxAsyncTransport:
         """An in-process async ``httpx`` transport."""
-        from agui_replay.providers._transports import HttpxAsyncTransport
+        from agui_replay.providers.transport._httpx import HttpxAsyncTransport
 
         return HttpxAsyncTransport(self.ahandle)
 

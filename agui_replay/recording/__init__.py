@@ -34,8 +34,8 @@ reach a real provider by accident.
 
 from __future__ import annotations
 
-from .guard import NetworkGuard
-from .modes import (
+from agui_replay.recording._guard import NetworkGuard
+from agui_replay.recording._modes import (
     DEFAULT_FROZEN_TIME,
     DEFAULT_SECRET_ENV,
     DEFAULT_UPSTREAM,
@@ -48,9 +48,9 @@ from .modes import (
     UpstreamError,
     secrets_from_env,
 )
-from .provider import SessionProvider
-from .session import CassetteSession, RunRecord
-from .targets import TargetKind, arun_target, run_target, target_kind
+from agui_replay.recording._session import CassetteSession, RunRecord
+from agui_replay.recording._session_provider import SessionProvider
+from agui_replay.recording._targets import TargetKind, arun_target, run_target, target_kind
 
 __all__ = [
     "DEFAULT_FROZEN_TIME",

@@ -18,13 +18,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .cancel import CancellationToken, RunCancelled
-from .context import InvalidInputError, RunContext, run_input
-from .driver import Agent, UsageError, run_agent, run_agent_sync
-from .handles import HandleClosedError, MessageHandle, ReasoningHandle, StepGuard, ToolCallHandle
-from .ids import MessageId, ToolCallId
-from .outcome import Interrupt, Interrupted, RunOutcome, Success
-from .predictive import (
+from agui_replay.server._cancel import CancellationToken, RunCancelled
+from agui_replay.server._context import InvalidInputError, RunContext, coerce_input, run_input
+from agui_replay.server._driver import Agent, UsageError, run_agent, run_agent_sync
+from agui_replay.server._handles import (
+    HandleClosedError,
+    MessageHandle,
+    ReasoningHandle,
+    StepGuard,
+    ToolCallHandle,
+)
+from agui_replay.server._ids import MessageId, ToolCallId
+from agui_replay.server._outcome import Interrupt, Interrupted, RunOutcome, Success
+from agui_replay.server._predictive import (
     ConfirmationRequiredError,
     ConfirmationStore,
     InMemoryConfirmations,
@@ -35,10 +41,10 @@ from .predictive import (
     ResumedToolCall,
     StateFromArgument,
 )
-from .sink import EventReceiver
+from agui_replay.server._sink import EventReceiver
 
 if TYPE_CHECKING:
-    from .asgi import AguiEndpoint, agui_app
+    from agui_replay.server._asgi import AguiEndpoint, agui_app
 
 __all__ = [
     "Agent",
@@ -70,6 +76,7 @@ __all__ = [
     "ToolCallId",
     "UsageError",
     "agui_app",
+    "coerce_input",
     "run_agent",
     "run_agent_sync",
     "run_input",
@@ -79,7 +86,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # The HTTP endpoint needs starlette (the `server` extra); the rest of the toolkit does not.
     if name in ("agui_app", "AguiEndpoint"):
-        from . import asgi
+        from agui_replay.server import _asgi as asgi
 
         return getattr(asgi, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterator
 
 from agui_replay.providers import ProviderRequest, ToolCallDelta
-from agui_replay.providers.chunking import by_size, by_word
+from agui_replay.providers._chunking import by_size, by_word
 
 __all__ = ["ASK_AGAIN", "CARBONARA", "REPLY", "scripted_model"]
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from agui_replay.client import Session
 from agui_replay.events import to_wire
 from agui_replay.providers import FakeProvider
-from agui_replay.providers.chunking import by_size, chunkings
+from agui_replay.providers._chunking import by_size, chunkings
 from agui_replay.server import agui_app, run_agent_sync, run_input
 from agui_replay.server.testing import fold, serve
 from agui_replay.sse import decode_sse

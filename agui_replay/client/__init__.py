@@ -1,0 +1,13 @@
+"""The client-side view of a stream: fold AG-UI events into state, messages and interrupts."""
+
+from agui_replay.client._session import (
+    EventPatchError,
+    Session,
+    apply_events,
+)
+
+__all__ = [
+    "EventPatchError",
+    "Session",
+    "apply_events",
+]

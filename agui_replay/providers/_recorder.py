@@ -1,0 +1,540 @@
+"""Record real provider traffic chunk by chunk, scrubbed of secrets before it is stored.
+
+Two forms: a transport wrapper (``httpx2`` / ``httpx``, sync and async) and a loopback proxy::
+
+    recorder = Recorder("https://api.openai.com/v1", secrets=[my_key])
+    with recorder.serve() as proxy:
+        client = openai.OpenAI(base_url=proxy.base_url, api_key=my_key)
+        ...
+    fake = recorder.to_fake()          # replays the same chunks, offline
+
+The recorder asks the upstream for ``accept-encoding: identity`` so each stored chunk is the text
+that crossed the network. A chunk that ends inside a multi-byte UTF-8 character keeps the partial
+bytes for the next chunk (the stored text is always valid).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import threading
+import time
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, cast
+from urllib.parse import parse_qsl, quote, urlsplit
+
+from agui_replay.errors import ProviderError
+from agui_replay.providers._interaction import (
+    Chunk,
+    Interaction,
+    RecordedRequest,
+    RecordedResponse,
+    parse_body,
+)
+from agui_replay.providers.formats._wire import Plan, StreamCut, error_plan, url_target
+from agui_replay.providers.transport._loopback import LoopbackServer
+from agui_replay.scrub import scrub_chunks
+
+if TYPE_CHECKING:
+    import httpx
+    import httpx2
+
+    from agui_replay.providers._fake import FakeProvider, MatchMode
+
+__all__ = ["DEFAULT_SCRUB_HEADERS", "PASSTHROUGH", "SCRUBBED", "ProxyApp", "Recorder", "Scrubber"]
+
+PASSTHROUGH = "agui_replay.passthrough"
+"""A request extension: the provider routing lets a request that carries it through untouched
+(the recorder's own requests to the upstream)."""
+
+SCRUBBED = "<scrubbed>"
+DEFAULT_SCRUB_HEADERS: tuple[str, ...] = (
+    "authorization",
+    "x-api-key",
+    "api-key",
+    "x-goog-api-key",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+)
+# query parameters that carry an API key
+_QUERY_KEYS = {"key", "api_key", "api-key"}
+# headers that describe one connection, not the exchange
+_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "te", "upgrade"}
+
+
+class _HasBaseUrl(Protocol):
+    @property
+    def base_url(self) -> str: ...
+
+
+class Scrubber:
+    """Replaces secret values (configured, or seen in auth headers) wherever they appear.
+
+    >>> s = Scrubber(secrets=["sk-1"])
+    >>> s.headers({"Authorization": "Bearer sk-2", "x-other": "sk-1 and sk-2"})
+    {'authorization': '<scrubbed>', 'x-other': '<scrubbed> and <scrubbed>'}
+    """
+
+    def __init__(
+        self,
+        *,
+        secrets: Iterable[str] = (),
+        scrub_headers: Iterable[str] = DEFAULT_SCRUB_HEADERS,
+        marker: str = SCRUBBED,
+    ) -> None:
+        self.marker = marker
+        self.header_names = {h.lower() for h in scrub_headers}
+        self._secrets: set[str] = {s for s in secrets if s}
+        self._lock = threading.Lock()
+
+    def learn(self, headers: Mapping[str, str]) -> None:
+        """Remember the values of secret headers so they are also scrubbed from bodies."""
+        with self._lock:
+            for k, v in headers.items():
+                if k.lower() in self.header_names and v:
+                    self._secrets.add(v)
+                    scheme, _, token = v.partition(" ")
+                    if token and scheme.lower() in ("bearer", "basic", "token"):
+                        self._secrets.add(token.strip())
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret known so far: the configured ones and those learned from requests."""
+        with self._lock:
+            return tuple(sorted(self._secrets))
+
+    def learn_query(self, target: str) -> None:
+        """Remember the API key a request sends in its query string (``?key=...``, as Google
+        clients may), so it is scrubbed from the stored path and everywhere else."""
+        _, _, query = target.partition("?")
+        if not query:
+            return
+        with self._lock:
+            for name, value in parse_qsl(query, keep_blank_values=False):
+                if name.lower() in _QUERY_KEYS and value:
+                    self._secrets.add(value)
+                    self._secrets.add(quote(value, safe=""))
+
+    def text(self, value: str) -> str:
+        # longest first so "Bearer sk-1" is replaced whole, not around "sk-1"
+        for secret in sorted(self._secrets, key=len, reverse=True):
+            if secret in value:
+                value = value.replace(secret, self.marker)
+        return value
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        if isinstance(value, dict):
+            return {self.text(str(k)): self.value(v) for k, v in value.items()}
+        return value
+
+    def stream(self, pieces: list[str]) -> list[str]:
+        """Scrub the pieces of one stream as one text, so that a secret split between two
+        network reads is still found, and the text streamed in its SSE frames (a secret the
+        model echoed across frames); the pieces keep their count (chunk boundaries survive)."""
+        with self._lock:
+            secrets = sorted(self._secrets, key=len, reverse=True)
+        if not secrets:
+            return pieces
+        regex = re.compile("|".join(re.escape(secret) for secret in secrets))
+        return scrub_chunks(pieces, [regex], self.marker)
+
+    def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
+        self.learn(headers)
+        out = {}
+        for k, v in headers.items():
+            key = k.lower()
+            out[key] = self.marker if key in self.header_names else self.text(v)
+        return out
+
+
+class _Capture:
+    """The interaction being recorded: request known, response arriving chunk by chunk."""
+
+    def __init__(self, recorder: Recorder, interaction: Interaction, started: float) -> None:
+        self.recorder = recorder
+        self.interaction = interaction
+        self.started = started
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._raw: list[bytes] = []
+        self._finished = False
+
+    def response(self, status: int, headers: Mapping[str, str]) -> None:
+        scrub = self.recorder.scrubber
+        self.interaction.response.status = status
+        self.interaction.response.headers = {
+            k: v for k, v in scrub.headers(headers).items() if k not in _HOP
+        }
+
+    def chunk(self, data: bytes) -> None:
+        self._raw.append(data)
+        text = self._decoder.decode(data)
+        if text:
+            offset = round(time.monotonic() - self.started, 6)
+            scrubbed = self.recorder.scrubber.text(text)
+            self.interaction.response.chunks.append(Chunk(offset, scrubbed))
+
+    def relay(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        """Pass a response body through, recording each read; the capture ends with it."""
+        try:
+            for data in chunks:
+                self.chunk(data)
+                yield data
+        finally:
+            self.finish()
+
+    async def arelay(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+        try:
+            async for data in chunks:
+                self.chunk(data)
+                yield data
+        finally:
+            self.finish()
+
+    def finish(self) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        tail = self._decoder.decode(b"", final=True)
+        resp = self.interaction.response
+        if tail:
+            resp.chunks.append(Chunk(round(time.monotonic() - self.started, 6), tail))
+        # Each read was scrubbed on arrival; a secret cut in two by a read boundary is only
+        # visible in the whole stream.
+        for chunk, data in zip(
+            resp.chunks, self.recorder.scrubber.stream([c.data for c in resp.chunks]), strict=True
+        ):
+            chunk.data = data
+        if "event-stream" not in resp.headers.get("content-type", ""):
+            # not streamed: keep the body, parsed when JSON
+            resp.body = self.recorder.scrubber.value(parse_body(b"".join(self._raw)))
+            resp.chunks = []
+
+
+class Recorder:
+    """Records requests to ``upstream`` and each response chunk with its time offset.
+
+    ``upstream`` is a base URL (``"https://api.openai.com/v1"``) or anything with a
+    ``base_url`` (a running fake's server); only the proxy form (:meth:`serve`) needs it.
+    """
+
+    def __init__(
+        self,
+        upstream: str | _HasBaseUrl | None = None,
+        *,
+        secrets: Iterable[str] = (),
+        scrub_headers: Iterable[str] = DEFAULT_SCRUB_HEADERS,
+        marker: str = SCRUBBED,
+    ) -> None:
+        if upstream is not None and not isinstance(upstream, str):
+            upstream = upstream.base_url
+        self.upstream: str | None = upstream
+        self.scrubber = Scrubber(secrets=secrets, scrub_headers=scrub_headers, marker=marker)
+        self.interactions: list[Interaction] = []
+        self.failures: list[tuple[Interaction, str]] = []
+        """Each interaction the upstream failed (a transport error, a 5xx or a 429), with
+        what happened: the URL and the exception or status."""
+        self._lock = threading.Lock()
+        self._servers: list[LoopbackServer] = []
+        self._apps: list[ProxyApp] = []
+
+    # --- capture --------------------------------------------------------------------------------
+
+    def _begin(
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        provider: str | None = None,
+    ) -> _Capture:
+        started = time.monotonic()
+        scrub = self.scrubber
+        req_headers = {k: v for k, v in scrub.headers(headers).items() if k not in _HOP}
+        scrub.learn_query(path)
+        request = RecordedRequest(
+            method, scrub.text(path), req_headers, scrub.value(parse_body(body))
+        )
+        interaction = Interaction(request, RecordedResponse(0), provider)
+        with self._lock:
+            self.interactions.append(interaction)
+        return _Capture(self, interaction, started)
+
+    def to_fake(
+        self, *, realtime: bool = False, match: MatchMode = "order", **options: Any
+    ) -> FakeProvider:
+        """A FakeProvider replaying what was recorded so far."""
+        from agui_replay.providers._fake import FakeProvider
+
+        return FakeProvider.from_interactions(
+            list(self.interactions), realtime=realtime, match=match, **options
+        )
+
+    # --- transport wrappers ----------------------------------------------------------------------
+
+    def transport(self, inner: httpx2.BaseTransport | None = None) -> httpx2.BaseTransport:
+        """Wrap an ``httpx2`` transport (default ``httpx2.HTTPTransport()``)."""
+        import httpx2
+
+        return cast(
+            "httpx2.BaseTransport", _wrap_sync(httpx2, self, inner or httpx2.HTTPTransport())
+        )
+
+    def async_transport(
+        self, inner: httpx2.AsyncBaseTransport | None = None
+    ) -> httpx2.AsyncBaseTransport:
+        """Wrap an async ``httpx2`` transport (default ``httpx2.AsyncHTTPTransport()``)."""
+        import httpx2
+
+        wrapped = _wrap_async(httpx2, self, inner or httpx2.AsyncHTTPTransport())
+        return cast("httpx2.AsyncBaseTransport", wrapped)
+
+    def httpx_transport(self, inner: httpx.BaseTransport | None = None) -> httpx.BaseTransport:
+        """Wrap an ``httpx`` transport (default ``httpx.HTTPTransport()``)."""
+        import httpx
+
+        return cast("httpx.BaseTransport", _wrap_sync(httpx, self, inner or httpx.HTTPTransport()))
+
+    def httpx_async_transport(
+        self, inner: httpx.AsyncBaseTransport | None = None
+    ) -> httpx.AsyncBaseTransport:
+        """Wrap an async ``httpx`` transport (default ``httpx.AsyncHTTPTransport()``)."""
+        import httpx
+
+        wrapped = _wrap_async(httpx, self, inner or httpx.AsyncHTTPTransport())
+        return cast("httpx.AsyncBaseTransport", wrapped)
+
+    # --- proxy -----------------------------------------------------------------------------------
+
+    def app(
+        self,
+        upstream: str | _HasBaseUrl | None = None,
+        *,
+        provider: str | None = None,
+        client_base_path: str | None = None,
+    ) -> ProxyApp:
+        """The recording proxy as a provider app, to serve your own way.
+
+        ``upstream`` (default: the recorder's) is where it forwards; ``provider`` tags every
+        interaction it records (one recorder can record several providers, in the order the
+        agent called them); ``client_base_path`` is the path prefix of the URLs the client
+        sends (``/v1`` for an OpenAI SDK talking to ``api.openai.com``), replaced by the
+        upstream's own path when they differ (default: the client already uses the
+        upstream's path).
+
+        It forwards each request to ``upstream`` and records the exchange, as :meth:`serve`
+        does, but starts no server: put it behind a
+        :class:`~agui_replay.providers.LoopbackServer`, an in-process transport
+        (``Httpx2Transport(app)``) or a router of yours that picks an app per request.
+        :meth:`ProxyApp.close` (or :meth:`close`) closes its connections to the upstream.
+
+        >>> recorder = Recorder("https://api.openai.com/v1")
+        >>> app = recorder.app()
+        >>> app.origin
+        'https://api.openai.com'
+        >>> recorder.close()
+        """
+        if upstream is not None and not isinstance(upstream, str):
+            upstream = upstream.base_url
+        target = upstream or self.upstream
+        if target is None:
+            raise ProviderError("Recorder.app() needs an upstream base URL: Recorder(upstream)")
+        parts = urlsplit(target)
+        rebase = None
+        if client_base_path is not None:
+            rebase = (client_base_path.rstrip("/"), parts.path.rstrip("/"))
+        app = ProxyApp(self, f"{parts.scheme}://{parts.netloc}", provider=provider, rebase=rebase)
+        with self._lock:
+            self._apps.append(app)
+        return app
+
+    def serve(self) -> LoopbackServer:
+        """A loopback proxy to ``upstream``; its ``base_url`` mirrors the upstream's path."""
+        if self.upstream is None:
+            raise ProviderError("Recorder.serve() needs an upstream base URL: Recorder(upstream)")
+        app = self.app()
+        server = LoopbackServer(
+            app, base_path=urlsplit(self.upstream).path or "", on_close=app.close
+        )
+        self._servers.append(server)
+        return server
+
+    def close(self) -> None:
+        """Stop the servers of :meth:`serve` and close every :meth:`app`."""
+        for s in self._servers:
+            s.close()
+        self._servers.clear()
+        with self._lock:
+            apps, self._apps = self._apps, []
+        for app in apps:
+            app.close()
+
+
+class ProxyApp:
+    """A provider app (see :data:`~agui_replay.providers.App`) that forwards each request to
+    ``origin`` (scheme and host of the upstream) and records it in ``recorder``, streaming the
+    response back chunk by chunk. Made by :meth:`Recorder.app`."""
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        origin: str,
+        *,
+        provider: str | None = None,
+        rebase: tuple[str, str] | None = None,
+    ) -> None:
+        import httpx2
+
+        self.recorder = recorder
+        self.origin = origin
+        self.provider = provider
+        self.rebase = rebase
+        self.client = httpx2.Client(timeout=httpx2.Timeout(600.0, connect=10.0))
+
+    def upstream_path(self, path: str) -> str:
+        """Where ``path`` (as the client sent it) goes on the upstream."""
+        if self.rebase is None:
+            return path
+        client, upstream = self.rebase
+        if client == upstream:
+            return path
+        if not client and upstream and (path == upstream or path.startswith(upstream + "/")):
+            return path  # a client of an unknown base path that already uses the upstream's
+        if client and (path == client or path.startswith((client + "/", client + "?"))):
+            path = path[len(client) :]
+        return upstream + path
+
+    def close(self) -> None:
+        """Close the connections to the upstream (idempotent)."""
+        self.client.close()
+
+    def _failed(self, capture: _Capture, what: str) -> None:
+        with self.recorder._lock:
+            self.recorder.failures.append((capture.interaction, what))
+
+    def __call__(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Plan:
+        import httpx2
+
+        capture = self.recorder._begin(method, path, headers, body, self.provider)
+        fwd = {k: v for k, v in headers.items() if k.lower() not in _HOP}
+        fwd["accept-encoding"] = "identity"
+        request = self.client.build_request(
+            method,
+            self.origin + self.upstream_path(path),
+            headers=fwd,
+            content=body,
+            extensions={PASSTHROUGH: True},
+        )
+        try:
+            response = self.client.send(request, stream=True)
+        except (httpx2.HTTPError, OSError) as exc:  # OSError: a refusal the pool let through
+            capture.response(502, {"content-type": "application/json"})
+            capture.finish()
+            self._failed(capture, f"{method} {request.url}: {type(exc).__name__}: {exc}")
+            return error_plan(None, 502, f"agui_replay recorder: upstream failed: {exc}")
+        capture.response(response.status_code, dict(response.headers.items()))
+        if response.status_code >= 500 or response.status_code == 429:
+            self._failed(capture, f"{method} {request.url} answered {response.status_code}")
+        out_headers = [
+            (k, v)
+            for k, v in response.headers.items()
+            if k.lower() not in _HOP and k.lower() != "content-encoding"
+        ]
+
+        def body_writes() -> Iterator[tuple[float, bytes]]:
+            try:
+                for data in response.iter_raw():
+                    capture.chunk(data)
+                    yield 0.0, data
+            except httpx2.HTTPError:
+                raise StreamCut from None
+            finally:
+                capture.finish()
+                response.close()
+
+        streaming = "event-stream" in response.headers.get("content-type", "")
+        return Plan(response.status_code, out_headers, body_writes(), streaming=streaming)
+
+
+# --- transport wrappers -----------------------------------------------------------------------
+# httpx and httpx2 share their transport API but not their types (a response must carry the
+# library's own ByteStream subclass, a wrapper must subclass its BaseTransport), so the wrappers
+# take the library module as an argument; the recording itself is _open and _Capture.relay.
+
+
+def _open(recorder: Recorder, request: httpx.Request | httpx2.Request, body: bytes) -> _Capture:
+    capture = recorder._begin(
+        request.method, url_target(request.url), dict(request.headers.items()), body
+    )
+    request.headers["accept-encoding"] = "identity"
+    return capture
+
+
+def _wrap_sync(lib: Any, recorder: Recorder, inner: Any) -> Any:
+    """A sync transport of ``lib`` (the ``httpx`` or ``httpx2`` module: their transport and
+    stream APIs are the same) that records through ``recorder`` what ``inner`` sends back."""
+
+    class _Stream(lib.SyncByteStream):  # type: ignore[misc]  # lib is a module passed in
+        def __init__(self, inner_stream: Any, capture: _Capture) -> None:
+            self._inner = inner_stream
+            self._capture = capture
+
+        def __iter__(self) -> Iterator[bytes]:
+            return self._capture.relay(self._inner)
+
+        def close(self) -> None:
+            self._inner.close()
+
+    class _Transport(lib.BaseTransport):  # type: ignore[misc]
+        def handle_request(self, request: Any) -> Any:
+            capture = _open(recorder, request, request.read())
+            response = inner.handle_request(request)
+            capture.response(response.status_code, dict(response.headers.items()))
+            return _relayed(lib, request, response, _Stream(response.stream, capture))
+
+        def close(self) -> None:
+            inner.close()
+
+    return _Transport()
+
+
+def _wrap_async(lib: Any, recorder: Recorder, inner: Any) -> Any:
+    """The async form of :func:`_wrap_sync`."""
+
+    class _Stream(lib.AsyncByteStream):  # type: ignore[misc]
+        def __init__(self, inner_stream: Any, capture: _Capture) -> None:
+            self._inner = inner_stream
+            self._capture = capture
+
+        def __aiter__(self) -> AsyncIterator[bytes]:
+            return self._capture.arelay(self._inner)
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class _Transport(lib.AsyncBaseTransport):  # type: ignore[misc]
+        async def handle_async_request(self, request: Any) -> Any:
+            capture = _open(recorder, request, await request.aread())
+            response = await inner.handle_async_request(request)
+            capture.response(response.status_code, dict(response.headers.items()))
+            return _relayed(lib, request, response, _Stream(response.stream, capture))
+
+        async def aclose(self) -> None:
+            await inner.aclose()
+
+    return _Transport()
+
+
+def _relayed(lib: Any, request: Any, response: Any, stream: Any) -> Any:
+    """``response`` as the agent's client gets it, its body read through the recording stream."""
+    return lib.Response(
+        response.status_code,
+        headers=response.headers,
+        stream=stream,
+        request=request,
+        extensions=response.extensions,
+    )

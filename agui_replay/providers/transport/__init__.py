@@ -1,0 +1,94 @@
+"""How requests reach a provider app: in process, over loopback, or intercepted.
+
+* ``_loopback``: :class:`LoopbackServer`, a real HTTP server on 127.0.0.1 in front of an app;
+* ``_httpx`` and ``_aiohttp``: in-process transports that hand a request to an app and stream
+  its planned chunks back with no socket;
+* ``_routing``: for the span of a run, the patched transports of the HTTP libraries send every
+  request for a known provider host (or the session's loopback server) to a :class:`Router`.
+
+The recording session (``agui_replay.recording``) uses the names below; users reach the
+transports and the server through ``agui_replay.providers``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agui_replay._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from agui_replay.providers.transport._httpx import (
+        Httpx2AsyncTransport,
+        Httpx2Transport,
+        HttpxAsyncTransport,
+        HttpxTransport,
+    )
+    from agui_replay.providers.transport._loopback import App, AsyncApp, LoopbackServer
+    from agui_replay.providers.transport._routing import (
+        BASE_PATHS,
+        DEFAULT_PROVIDER,
+        ENV_VARS,
+        KNOWN_HOSTS,
+        ORIGIN_HEADER,
+        REAL_ORIGINS,
+        ROUTE_PREFIX,
+        HostTable,
+        Router,
+        intercepting,
+        provider_environment,
+        split_route,
+        upstream_map,
+    )
+
+_ROUTING = "agui_replay.providers.transport._routing"
+_HOMES = {
+    **dict.fromkeys(
+        ("Httpx2AsyncTransport", "Httpx2Transport", "HttpxAsyncTransport", "HttpxTransport"),
+        "agui_replay.providers.transport._httpx",
+    ),
+    **dict.fromkeys(
+        ("App", "AsyncApp", "LoopbackServer"), "agui_replay.providers.transport._loopback"
+    ),
+    **dict.fromkeys(
+        (
+            "BASE_PATHS",
+            "DEFAULT_PROVIDER",
+            "ENV_VARS",
+            "KNOWN_HOSTS",
+            "ORIGIN_HEADER",
+            "REAL_ORIGINS",
+            "ROUTE_PREFIX",
+            "HostTable",
+            "Router",
+            "intercepting",
+            "provider_environment",
+            "split_route",
+            "upstream_map",
+        ),
+        _ROUTING,
+    ),
+}
+__all__ = [
+    "BASE_PATHS",
+    "DEFAULT_PROVIDER",
+    "ENV_VARS",
+    "KNOWN_HOSTS",
+    "ORIGIN_HEADER",
+    "REAL_ORIGINS",
+    "ROUTE_PREFIX",
+    "App",
+    "AsyncApp",
+    "HostTable",
+    "Httpx2AsyncTransport",
+    "Httpx2Transport",
+    "HttpxAsyncTransport",
+    "HttpxTransport",
+    "LoopbackServer",
+    "Router",
+    "intercepting",
+    "provider_environment",
+    "split_route",
+    "upstream_map",
+]
+
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

@@ -1,0 +1,426 @@
+"""Zero-config provider routing: an agent's SDK clients reach the recorder / replayer unchanged.
+
+For the span of a run, :func:`intercepting` patches the connection-level transports of
+``httpx2`` and ``httpx`` (``HTTPTransport.handle_request`` and
+``AsyncHTTPTransport.handle_async_request``) and aiohttp's connector
+(``BaseConnector.connect``, which then hands out an in-memory connection: :mod:`._aiohttp`),
+so every client of those libraries, however and whenever it was built (at import time, in an
+app's lifespan, with or without ``base_url``), hands its requests to a :class:`Router` when
+they go to a known provider host or to the session's loopback server. The router answers them
+in process, with no socket. Requests to other hosts go out untouched (and a replaying
+session's network guard refuses them). :func:`provider_environment` sets the providers'
+base-URL variables (``OPENAI_BASE_URL``...) for clients that read them at construction; those
+of other HTTP libraries (and other processes) reach the loopback server over a socket.
+
+>>> hosts = HostTable(["llm=llm.internal:8443", "*.example.org"])
+>>> hosts.provider_for("api.openai.com", None), hosts.provider_for("eu.openai.azure.com", None)
+('openai', 'azure')
+>>> hosts.provider_for("llm.internal", 8443), hosts.provider_for("a.example.org", None)
+('llm', 'a.example.org')
+>>> hosts.provider_for("example.com", None) is None
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import threading
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from agui_replay.errors import ProviderError
+from agui_replay.providers._recorder import PASSTHROUGH
+from agui_replay.providers.formats._wire import Plan
+
+__all__ = [
+    "BASE_PATHS",
+    "DEFAULT_PROVIDER",
+    "ENV_VARS",
+    "KNOWN_HOSTS",
+    "ORIGIN_HEADER",
+    "REAL_ORIGINS",
+    "ROUTE_PREFIX",
+    "HostTable",
+    "Router",
+    "intercepting",
+    "provider_environment",
+    "split_route",
+    "upstream_map",
+]
+
+DEFAULT_PROVIDER = "default"
+"""The provider behind ``agui.provider.base_url`` and a bare ``--agui-upstream URL``."""
+
+KNOWN_HOSTS: dict[str, str] = {
+    "api.openai.com": "openai",
+    "api.anthropic.com": "anthropic",
+    "generativelanguage.googleapis.com": "gemini",
+    "*.openai.azure.com": "azure",
+}
+"""Host (``*.`` matches any subdomain) -> provider name, intercepted with no configuration."""
+
+REAL_ORIGINS: dict[str, str] = {
+    "openai": "https://api.openai.com",
+    "anthropic": "https://api.anthropic.com",
+    "gemini": "https://generativelanguage.googleapis.com",
+}
+"""Where a provider reached through its environment route records from by default."""
+
+BASE_PATHS: dict[str, str] = {"openai": "/v1", "anthropic": "", "gemini": "", "azure": ""}
+"""The path of each known provider's SDK base URL on its real host (what a request path starts
+with), so a request can be sent to an upstream whose base URL has another path."""
+
+ENV_VARS: dict[str, tuple[str, str]] = {
+    "openai": ("OPENAI_BASE_URL", "/v1"),
+    "anthropic": ("ANTHROPIC_BASE_URL", ""),
+    "gemini": ("GOOGLE_GEMINI_BASE_URL", ""),
+}
+"""Provider -> (the base-URL variable its SDK reads at construction, the path it expects)."""
+
+ROUTE_PREFIX = "/_agui/"
+"""Loopback paths ``/_agui/NAME/...`` are requests to provider NAME (the environment routes)."""
+
+ORIGIN_HEADER = "x-agui-replay-origin"
+"""On a request that :meth:`Router.rewrite` sent to the loopback server: the scheme and host it
+was meant for (the recorder forwards there). Removed before the request is matched or stored."""
+
+
+def split_route(path: str) -> tuple[str | None, str]:
+    """``("openai", "/v1/x")`` for ``/_agui/openai/v1/x``; ``(None, path)`` for other paths."""
+    if not path.startswith(ROUTE_PREFIX):
+        return None, path
+    name, sep, rest = path[len(ROUTE_PREFIX) :].partition("/")
+    if not name:
+        return None, path
+    return name, "/" + rest if sep else "/"
+
+
+class HostTable:
+    """The hosts whose requests are routed, each with its provider name.
+
+    ``extra`` entries are ``HOST``, ``HOST:PORT``, ``*.DOMAIN`` or ``NAME=HOST...``; a host
+    without a name is its own provider name.
+    """
+
+    def __init__(self, extra: Iterable[str] = (), *, known: Mapping[str, str] = KNOWN_HOSTS):
+        self._exact: dict[tuple[str, int | None], str] = {}
+        self._suffixes: list[tuple[str, int | None, str | None]] = []
+        for pattern, name in known.items():
+            self.add(pattern, name)
+        for entry in extra:
+            entry = entry.strip()
+            if not entry or entry.startswith("#"):
+                continue
+            name, sep, pattern = entry.partition("=")
+            if not sep:
+                name, pattern = "", entry
+            self.add(pattern.strip(), name.strip() or None)
+
+    def add(self, pattern: str, name: str | None = None) -> None:
+        """Route ``pattern`` (``host``, ``host:port``, ``*.domain``) as provider ``name``."""
+        if "://" in pattern:
+            pattern = urlsplit(pattern).netloc
+        host, port = _host_port(pattern.lower())
+        if not host or "/" in host:
+            raise ProviderError(
+                f"provider host {pattern!r}: give a host name, host:port or *.domain "
+                "(optionally NAME=HOST)"
+            )
+        if host.startswith("*."):
+            self._suffixes.append((host[1:], port, name))
+        else:
+            self._exact[(host, port)] = name or host
+
+    def provider_for(self, host: str, port: int | None) -> str | None:
+        """The provider name of requests to ``host`` (``port`` None: the scheme's default)."""
+        host = host.lower()
+        name = self._exact.get((host, port)) or self._exact.get((host, None))
+        if name is not None:
+            return name
+        for suffix, want_port, named in self._suffixes:
+            if host.endswith(suffix) and want_port in (None, port):
+                return named or host
+        return None
+
+
+def _host_port(text: str) -> tuple[str, int | None]:
+    if text.startswith("["):  # [::1]:8000
+        host, _, rest = text[1:].partition("]")
+        return host, int(rest[1:]) if rest.startswith(":") and rest[1:].isdigit() else None
+    host, sep, port = text.rpartition(":")
+    if sep and port.isdigit() and ":" not in host:
+        return host, int(port)
+    return text, None
+
+
+class _HasBaseUrl(Protocol):
+    @property
+    def base_url(self) -> str: ...
+
+
+def _url_of(value: Any, what: str) -> str:
+    if isinstance(value, str):
+        return value
+    url = getattr(value, "base_url", None)
+    if isinstance(url, str):
+        return url
+    raise ProviderError(f"{what}: expected a base URL or an object with base_url, got {value!r}")
+
+
+def upstream_map(value: Any) -> dict[str, str]:
+    """Provider name -> upstream base URL, from what a user configures.
+
+    A base URL (or an object with ``base_url``) is the ``default`` provider's; a mapping names
+    each provider; a list holds ``NAME=URL`` entries and at most one bare URL (as the
+    repeatable ``--agui-upstream`` gives them).
+
+    >>> upstream_map(["http://127.0.0.1:9/v1", "anthropic=http://127.0.0.1:8"])
+    {'default': 'http://127.0.0.1:9/v1', 'anthropic': 'http://127.0.0.1:8'}
+    """
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        out = {}
+        for name, url in value.items():
+            key = str(name) or DEFAULT_PROVIDER
+            out[key] = _url_of(url, f"the upstream of provider {key!r}")
+        return out
+    if isinstance(value, (list, tuple)):
+        out = {}
+        for entry in value:
+            if not isinstance(entry, str):
+                out[DEFAULT_PROVIDER] = _url_of(entry, "upstream")
+                continue
+            name, sep, url = entry.partition("=")
+            if sep and "://" not in name and name.strip():
+                out[name.strip()] = url.strip()
+            else:
+                out[DEFAULT_PROVIDER] = entry.strip()
+        return out
+    return {DEFAULT_PROVIDER: _url_of(value, "upstream")}
+
+
+SyncHandler = Callable[..., Plan]
+"""``handler(method, target, headers, body, *, provider, origin) -> Plan``."""
+AsyncHandler = Callable[..., Awaitable[Plan]]
+
+
+class Router:
+    """Decides which requests are routed, and answers them.
+
+    ``hosts`` are the provider hosts; ``handle`` / ``ahandle`` answer a routed request, given
+    as ``(method, target, headers, body, provider=NAME, origin="https://host")``; ``own`` is
+    the ``(host, port)`` of the session's loopback server, whose requests are answered in
+    process too (``provider=None``: the path says which provider).
+    """
+
+    def __init__(
+        self,
+        hosts: HostTable,
+        handle: SyncHandler,
+        ahandle: AsyncHandler,
+        *,
+        own: tuple[str, int] | None = None,
+    ) -> None:
+        self.hosts = hosts
+        self.handle = handle
+        self.ahandle = ahandle
+        self.own = own
+
+    def is_own(self, host: str | None, port: int | None) -> bool:
+        """Whether ``host:port`` is the session's loopback server."""
+        return self.own is not None and port == self.own[1] and host in ("127.0.0.1", "localhost")
+
+    def route(self, request: Any) -> tuple[str | None, str] | None:
+        """``(provider or None, origin)`` when ``request`` (httpx / httpx2) is routed."""
+        if request.extensions.get(PASSTHROUGH):
+            return None
+        url = request.url
+        return self.route_to(url.host, url.port, f"{url.scheme}://{url.netloc.decode('ascii')}")
+
+    def route_to(
+        self, host: str | None, port: int | None, origin: str
+    ) -> tuple[str | None, str] | None:
+        """``(provider or None, origin)`` when a request to ``host`` (``port``: ``None`` for
+        the scheme's default) is routed: to a provider host, or to the loopback server."""
+        if self.is_own(host, port):
+            return None, origin
+        name = self.hosts.provider_for(host, port) if host else None
+        return None if name is None else (name, origin)
+
+    def rewrite(self, url: str) -> tuple[str, str] | None:
+        """For a client whose transport is not patched: the loopback URL that a request to
+        ``url`` can go to instead (``/_agui/NAME/...`` on the session's server, which forwards
+        to the origin given in :data:`ORIGIN_HEADER`), and that origin; ``None`` when ``url``
+        is not a provider's."""
+        if self.own is None:
+            return None
+        parts = urlsplit(url)
+        host = parts.hostname
+        if not host or parts.scheme not in ("http", "https"):
+            return None
+        name = self.hosts.provider_for(host, parts.port)
+        if name is None:
+            return None
+        own_host, own_port = self.own
+        query = f"?{parts.query}" if parts.query else ""
+        target = f"http://{own_host}:{own_port}{ROUTE_PREFIX}{name}{parts.path or '/'}{query}"
+        return target, f"{parts.scheme}://{parts.netloc}"
+
+
+# --- the transport patches --------------------------------------------------------------------
+
+_lock = threading.Lock()
+_routers: list[Router] = []
+_saved: list[tuple[Any, str, Any]] = []
+
+
+def _active() -> Router | None:
+    return _routers[-1] if _routers else None
+
+
+def _patch_sync(lib: Any, cls: Any) -> Any:
+    original = cls.handle_request
+    from agui_replay.providers.transport import _httpx as _transports
+
+    transport_cls = (
+        _transports.Httpx2Transport if lib.__name__ == "httpx2" else _transports.HttpxTransport
+    )
+
+    def handle_request(self: Any, request: Any) -> Any:
+        router = _active()
+        routed = router.route(request) if router is not None else None
+        if router is None or routed is None:
+            return original(self, request)
+        provider, origin = routed
+        app = functools.partial(router.handle, provider=provider, origin=origin)
+        return transport_cls(app).handle_request(request)
+
+    handle_request.__wrapped__ = original  # type: ignore[attr-defined]
+    return handle_request
+
+
+def _patch_async(lib: Any, cls: Any) -> Any:
+    original = cls.handle_async_request
+    from agui_replay.providers.transport import _httpx as _transports
+
+    transport_cls = (
+        _transports.Httpx2AsyncTransport
+        if lib.__name__ == "httpx2"
+        else _transports.HttpxAsyncTransport
+    )
+
+    async def handle_async_request(self: Any, request: Any) -> Any:
+        router = _active()
+        routed = router.route(request) if router is not None else None
+        if router is None or routed is None:
+            return await original(self, request)
+        provider, origin = routed
+        app = functools.partial(router.ahandle, provider=provider, origin=origin)
+        return await transport_cls(app).handle_async_request(request)
+
+    handle_async_request.__wrapped__ = original  # type: ignore[attr-defined]
+    return handle_async_request
+
+
+def _patch_aiohttp(original: Any) -> Any:
+    """aiohttp's ``BaseConnector.connect`` handing a provider request an in-memory connection
+    (:mod:`._aiohttp`) answered by the router: no socket, and none of the session's proxy
+    settings apply. WebSocket upgrades, and every other host, get aiohttp's own connection."""
+    from agui_replay.providers.transport import _aiohttp
+
+    async def connect(self: Any, req: Any, traces: Any, timeout: Any) -> Any:
+        router = _active()
+        if router is not None and "upgrade" not in {k.lower() for k in req.headers}:
+            url = req.url
+            port = url.explicit_port if hasattr(url, "explicit_port") else urlsplit(str(url)).port
+            host = url.raw_host
+            netloc = f"[{host}]" if host and ":" in host else host
+            if port is not None:
+                netloc = f"{netloc}:{port}"
+            routed = router.route_to(host, port, f"{url.scheme}://{netloc}")
+            if routed is not None:
+                provider, origin = routed
+                answer = functools.partial(router.ahandle, provider=provider, origin=origin)
+                return _aiohttp.connection(self, req, answer)
+        return await original(self, req, traces, timeout)
+
+    connect.__wrapped__ = original  # type: ignore[attr-defined]
+    return connect
+
+
+def _install() -> None:
+    # caller holds _lock
+    import sys
+
+    import httpx
+    import httpx2
+
+    aiohttp = sys.modules.get("aiohttp")  # patched when the agent's stack has loaded it
+    connector: Any = getattr(aiohttp, "BaseConnector", None)
+    if connector is not None and hasattr(connector, "connect"):
+        _saved.append((connector, "connect", connector.connect))
+        connector.connect = _patch_aiohttp(connector.connect)
+
+    for lib in (httpx2, httpx):
+        _saved.append((lib.HTTPTransport, "handle_request", lib.HTTPTransport.handle_request))
+        _saved.append(
+            (
+                lib.AsyncHTTPTransport,
+                "handle_async_request",
+                lib.AsyncHTTPTransport.handle_async_request,
+            )
+        )
+        lib.HTTPTransport.handle_request = _patch_sync(lib, lib.HTTPTransport)
+        lib.AsyncHTTPTransport.handle_async_request = _patch_async(lib, lib.AsyncHTTPTransport)
+
+
+def _uninstall() -> None:
+    # caller holds _lock
+    while _saved:
+        cls, name, original = _saved.pop()
+        setattr(cls, name, original)
+
+
+@contextlib.contextmanager
+def intercepting(router: Router) -> Iterator[Router]:
+    """Route requests of every ``httpx2`` / ``httpx`` client, and of ``aiohttp`` when it is
+    imported, through ``router`` for the block.
+
+    Nested blocks stack (the innermost router answers); the transports (and aiohttp's
+    ``BaseConnector.connect``) are restored when the outermost block ends.
+    """
+    with _lock:
+        if not _routers:
+            _install()
+        _routers.append(router)
+    try:
+        yield router
+    finally:
+        with _lock:
+            _routers.remove(router)
+            if not _routers:
+                _uninstall()
+
+
+@contextlib.contextmanager
+def provider_environment(origin: str) -> Iterator[dict[str, str]]:
+    """Set each provider's base-URL variable to its route on the loopback server at
+    ``origin`` (``OPENAI_BASE_URL=http://127.0.0.1:PORT/_agui/openai/v1``...) for the block,
+    then restore what was there. Yields the values the variables had before (set ones only).
+    """
+    before: dict[str, str | None] = {}
+    for provider, (var, path) in ENV_VARS.items():
+        before[var] = os.environ.get(var)
+        os.environ[var] = f"{origin}{ROUTE_PREFIX}{provider}{path}"
+    try:
+        yield {k: v for k, v in before.items() if v is not None}
+    finally:
+        for var, value in before.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value

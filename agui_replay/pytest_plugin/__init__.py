@@ -1,0 +1,864 @@
+"""The pytest plugin (entry point ``pytest11: agui_replay``).
+
+Only this package (with the fake provider's fixtures in ``_provider_fixtures``) imports
+pytest; ``import agui_replay`` never does. The engine is :mod:`agui_replay.recording`; this module
+wires it into pytest: options, markers, fixtures, the network guard around replaying tests,
+failure output and the session summary. The user guide is ``docs/plugin.md``.
+
+Precedence of every per-test setting (record mode, upstream): the ``@pytest.mark.agui(...)``
+marker, then the command line, then the conftest fixture (``agui_record_mode``,
+``agui_upstream``), whose default reads the ini file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import sys
+import time
+import uuid
+from collections.abc import Generator, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from agui_replay.errors import CassetteError
+from agui_replay.pytest_plugin._paths import default_cassette, module_folder
+from agui_replay.pytest_plugin._provider_fixtures import *  # noqa: F403  (the provider fixtures, by __all__)
+from agui_replay.pytest_plugin._provider_fixtures import pytest_configure as _providers_configure
+
+if TYPE_CHECKING:
+    from agui_replay.recording import CassetteSession, RecordMode
+
+# This module is loaded in every pytest run of an environment that has agui_replay installed,
+# so it imports the engine (recording, cassette, assertions: ag_ui.core's pydantic models,
+# ~0.5 s) only inside the hooks and fixtures that need it. What registering the options needs
+# is copied here and kept equal to the engine by tests/test_exported_members.py.
+RECORD_MODES = ("none", "once", "rewrite", "new")
+"""The values of :class:`agui_replay.recording.RecordMode`, in its order."""
+
+DEFAULT_UPSTREAM = "https://api.openai.com/v1"
+"""Same as :data:`agui_replay.recording.DEFAULT_UPSTREAM`."""
+
+MARKER = "agui"
+MARKER_KWARGS = (
+    "record_mode",
+    "cassette",
+    "cassette_outside",
+    "upstream",
+    "secrets",
+    "normalize",
+    "match",
+    "freeze_time",
+    "hosts",
+    "intercept",
+    "deterministic_ids",
+    "id_generators",
+    "record_errors",
+)
+_MARKER_DOC = (
+    f"{MARKER}(record_mode=None, cassette=None, cassette_outside=False, upstream=None, "
+    "secrets=(), normalize=True, "
+    "match='order', freeze_time=True, hosts=(), intercept=True, deterministic_ids=True, "
+    "id_generators=(), record_errors=False): agui-replay settings for "
+    "this test; the marker wins over the command line and the conftest fixtures"
+)
+
+
+@dataclass
+class _State:
+    """What the plugin knows for one pytest session (kept in ``config.stash``)."""
+
+    cassette_dir: Path
+    rootdir: Path
+    cli_mode: RecordMode | None
+    cli_upstream: list[str]
+    secret_env: list[str]
+    provider_hosts: list[str]
+    fail_on_unused: bool
+    share_tls: bool = True
+    refresh: bool = False
+    recorded: set[str] = field(default_factory=set)
+    refreshed: set[str] = field(default_factory=set)
+    """Cassettes whose events ``--agui-refresh`` changed."""
+    failed: set[str] = field(default_factory=set)
+    """Cassettes not written: their recorded runs' upstream failed."""
+    replayed: set[str] = field(default_factory=set)
+    claimed: set[str] = field(default_factory=set)
+    # Stems of the test modules collected in full; their cassette folders are worked out in
+    # _unused (safe_file_name needs the cassette module, which a run without cassettes skips).
+    stems: set[str] = field(default_factory=set)
+    whole_suite: bool = False
+    unused: list[str] = field(default_factory=list)
+    stale_removed: list[str] = field(default_factory=list)
+    run_id: str = ""
+    """This session's id in the claim files (under xdist, the run's id shared by the workers)."""
+    claims: set[str] = field(default_factory=set)
+    """The claim files this session made (see ``_plugin_paths``): removed at its end."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "recorded": sorted(self.recorded),
+            "refreshed": sorted(self.refreshed),
+            "replayed": sorted(self.replayed),
+            "failed": sorted(self.failed),
+            "claimed": sorted(self.claimed),
+            "stems": sorted(self.stems),
+            "whole_suite": self.whole_suite,
+            "claims": sorted(self.claims),
+        }
+
+    def merge(self, data: dict[str, Any]) -> None:
+        self.recorded.update(data.get("recorded", []))
+        self.refreshed.update(data.get("refreshed", []))
+        self.replayed.update(data.get("replayed", []))
+        self.failed.update(data.get("failed", []))
+        self.claimed.update(data.get("claimed", []))
+        self.stems.update(data.get("stems", []))
+        self.whole_suite = self.whole_suite or bool(data.get("whole_suite"))
+        self.claims.update(data.get("claims", []))
+
+
+_STATE = pytest.StashKey[_State]()
+# The temporary file of agui_replay.cassette.atomic_write_text (".<name>.<pid>.<8 hex>.tmp"),
+# copied here so the session start imports no engine; tests/test_paths.py keeps them equal.
+_TEMP_FILE = re.compile(r"\A\..+\.[0-9]+\.[0-9a-f]{8}\.tmp\Z", re.DOTALL)
+STALE_TEMP_SECONDS = 60.0
+"""A temporary cassette file older than this was left by a killed process: removed."""
+_REPORTED = pytest.StashKey[int]()
+"""How many of the test's guard violations a failure has reported so far."""
+_WORKER_KEY = "agui_replay"
+
+
+# --- options ------------------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agui-replay", "agui-replay: record and replay AG-UI agents")
+    modes = list(RECORD_MODES)
+    group.addoption(
+        "--agui-record",
+        action="store_true",
+        default=False,
+        help="record the cassettes of the selected tests again against the real provider "
+        "(record mode 'rewrite')",
+    )
+    group.addoption(
+        "--agui-refresh",
+        action="store_true",
+        default=False,
+        help="re-derive the stored AG-UI events of the selected tests' cassettes from their "
+        "recorded provider interactions, offline (interactions unchanged; a test whose "
+        "provider requests changed fails and asks for --agui-record)",
+    )
+    group.addoption(
+        "--agui-record-mode",
+        choices=modes,
+        default=None,
+        help="none: replay only (default); once: record missing cassettes; rewrite: record "
+        "everything used; new: keep recorded runs, record runs beyond them",
+    )
+    group.addoption(
+        "--agui-cassette-dir",
+        default=None,
+        metavar="DIR",
+        help="folder of the cassettes (default: ini agui_cassette_dir, 'cassettes' at the "
+        "rootdir); relative to the current directory",
+    )
+    group.addoption(
+        "--agui-upstream",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="base URL of the real provider to record from; NAME=URL sets provider NAME's "
+        "(openai, anthropic, gemini, azure, or a name of agui_provider_hosts); repeatable; "
+        f"a bare URL serves every provider without its own (default: ini agui_upstream, "
+        f"{DEFAULT_UPSTREAM}, and each intercepted provider's real host)",
+    )
+    group.addoption(
+        "--agui-secret-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="scrub the value of environment variable NAME from cassettes (repeatable; "
+        "common provider key variables are always scrubbed)",
+    )
+    group.addoption(
+        "--agui-fail-on-unused",
+        action="store_true",
+        default=None,
+        help="fail the session when a cassette under the cassette folder is used by no test",
+    )
+    parser.addini(
+        "agui_cassette_dir", "agui-replay cassette folder, relative to the rootdir", "string"
+    )
+    parser.addini(
+        "agui_record_mode",
+        "agui-replay default record mode (none, once, rewrite, new)",
+        "string",
+        default="none",
+    )
+    parser.addini(
+        "agui_upstream",
+        "agui-replay: base URL of the real provider to record from",
+        "string",
+        default=DEFAULT_UPSTREAM,
+    )
+    parser.addini(
+        "agui_provider_hosts",
+        "agui-replay: more provider hosts routed to the recorder during runs, one per line "
+        "(HOST, HOST:PORT, *.DOMAIN, or NAME=HOST)",
+        "linelist",
+        default=[],
+    )
+    parser.addini(
+        "agui_secret_env",
+        "agui-replay: environment variables whose values are scrubbed from cassettes",
+        "linelist",
+        default=[],
+    )
+    parser.addini(
+        "agui_deterministic_ids",
+        "agui-replay: make uuid.uuid1/uuid4/uuid7 (and known framework helpers) deterministic "
+        "during each run",
+        "bool",
+        default=True,
+    )
+    parser.addini(
+        "agui_id_generators",
+        "agui-replay: more id generators made deterministic during runs, one "
+        "package.module.function per line",
+        "linelist",
+        default=[],
+    )
+    parser.addini(
+        "agui_fail_on_unused",
+        "agui-replay: fail the session when a cassette is used by no test",
+        "bool",
+        default=False,
+    )
+    parser.addini("agui_share_tls", "agui-replay: replays share an SSL context", "bool", True)
+
+
+def _cli_mode(config: pytest.Config) -> RecordMode | None:
+    record = bool(config.getoption("agui_record"))
+    named = config.getoption("agui_record_mode")
+    if config.getoption("agui_refresh") and (record or named):
+        given = "--agui-record" if record else f"--agui-record-mode={named}"
+        raise pytest.UsageError(
+            f"--agui-refresh replays the recorded provider interactions offline; it cannot be "
+            f"combined with {given}, which records new ones"
+        )
+    if not (record or named):
+        return None
+    from agui_replay.recording import RecordMode
+
+    if record and named not in (None, RecordMode.REWRITE.value):
+        raise pytest.UsageError(
+            f"--agui-record means --agui-record-mode=rewrite; it cannot be combined with "
+            f"--agui-record-mode={named}"
+        )
+    if record:
+        return RecordMode.REWRITE
+    return _parse_mode(named, "--agui-record-mode")
+
+
+def _parse_mode(value: str, source: str) -> RecordMode:
+    from agui_replay.recording import RecordMode, RecordModeError
+
+    try:
+        return RecordMode.parse(value, source=source)
+    except RecordModeError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+# Replaces the providers module's pytest_configure (star-imported above) and calls it first.
+def pytest_configure(config: pytest.Config) -> None:  # type: ignore[no-redef]
+    _providers_configure(config)
+    config.addinivalue_line("markers", _MARKER_DOC)
+    option_dir = config.getoption("agui_cassette_dir")
+    if option_dir:
+        cassette_dir = Path(config.invocation_params.dir, option_dir)
+    else:
+        ini_dir = config.getini("agui_cassette_dir") or "cassettes"
+        base = config.inipath.parent if config.inipath is not None else config.rootpath
+        cassette_dir = Path(base, str(ini_dir))
+    cli_mode = _cli_mode(config)
+    ini_mode = str(config.getini("agui_record_mode"))
+    if ini_mode not in RECORD_MODES:  # the engine says what is wrong with it
+        _parse_mode(ini_mode, "ini agui_record_mode")
+    fail = config.getoption("agui_fail_on_unused")
+    state = _State(
+        refresh=bool(config.getoption("agui_refresh")),
+        cassette_dir=cassette_dir.resolve(),
+        rootdir=config.rootpath,
+        cli_mode=cli_mode,
+        cli_upstream=list(config.getoption("agui_upstream") or []),
+        provider_hosts=list(config.getini("agui_provider_hosts")),
+        secret_env=[*config.getini("agui_secret_env"), *config.getoption("agui_secret_env")],
+        fail_on_unused=bool(config.getini("agui_fail_on_unused")) if fail is None else fail,
+        share_tls=bool(config.getini("agui_share_tls")),
+    )
+    workerinput = getattr(config, "workerinput", None)
+    run_id = workerinput.get("testrunuid") if isinstance(workerinput, dict) else None
+    state.run_id = str(run_id or uuid.uuid4().hex)
+    config.stash[_STATE] = state
+    config.pluginmanager.register(_Hooks(state), "agui_replay.session")
+
+
+# --- per-test settings --------------------------------------------------------------------------
+
+
+def _marker_kwargs(node: pytest.Item) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {}
+    # The closest marker wins per key (a function's over its class's over its module's).
+    for marker in reversed(list(node.iter_markers(MARKER))):
+        if marker.args:
+            raise pytest.UsageError(
+                f"{node.nodeid}: @pytest.mark.{MARKER} takes keyword arguments only "
+                f"({', '.join(MARKER_KWARGS)})"
+            )
+        unknown = sorted(set(marker.kwargs) - set(MARKER_KWARGS))
+        if unknown:
+            raise pytest.UsageError(
+                f"{node.nodeid}: @pytest.mark.{MARKER} got unknown argument(s) "
+                f"{', '.join(unknown)}; it takes {', '.join(MARKER_KWARGS)}"
+            )
+        kwargs.update(marker.kwargs)
+    return kwargs
+
+
+def _default_cassette(state: _State, item: pytest.Item) -> Path:
+    parts = item.nodeid.split("::")
+    test_name = ".".join(parts[1:]) if len(parts) > 1 else item.name
+    migrate = state.cli_mode == "rewrite"  # --agui-record writes a packaged module's new place
+    return default_cassette(state.cassette_dir, Path(item.path), test_name, migrate=migrate)
+
+
+def _claimer(state: _State, item: pytest.Item, path: Path) -> Any:
+    """The session's ``before_record``: claim the cassette for this test, or refuse."""
+
+    def claim() -> None:
+        from agui_replay.pytest_plugin._paths import claim_cassette, claim_path
+
+        other = claim_cassette(path, state.run_id, item.nodeid)
+        if other is None:
+            state.claims.add(str(claim_path(path)))
+            return
+        pytest.fail(
+            f"CassetteError: two tests of this session record the same cassette "
+            f"{_show_path(state, path)}: {other} (first) and {item.nodeid}; the second would "
+            "overwrite the first. Give each its own file: another "
+            "`@pytest.mark.agui(cassette=...)`, or leave cassette= out (the default is one "
+            "file per test).",
+            pytrace=False,
+        )
+
+    return claim
+
+
+def _cassette_for(state: _State, item: pytest.Item) -> Path:
+    """The marker's ``cassette=`` inside the cassette folder, else the default location.
+
+    A value that is not a usable path, or that leaves the folder without
+    ``cassette_outside=True``, raises ``pytest.UsageError`` naming the test and the value; the
+    ``agui_cassette_path`` fixture turns it into a failure of that test alone.
+    """
+    marker = _marker_kwargs(item)
+    given = marker.get("cassette")
+    if given is None:
+        return _default_cassette(state, item)
+    outside = marker.get("cassette_outside", False)
+    if not isinstance(outside, bool):
+        raise pytest.UsageError(
+            f"{item.nodeid}: @pytest.mark.{MARKER}(cassette_outside=...) takes True or False, "
+            f"not {outside!r}"
+        )
+    from agui_replay.cassette import contained_cassette_path
+    from agui_replay.errors import InvalidArgumentError
+
+    try:
+        return contained_cassette_path(
+            state.cassette_dir, given, allow_outside=outside, opt_in="cassette_outside=True"
+        )
+    except InvalidArgumentError as exc:
+        raise pytest.UsageError(
+            f"{item.nodeid}: @pytest.mark.{MARKER}(cassette={given!r}) {exc}"
+        ) from None
+
+
+def _record_command(item: pytest.Item) -> str:
+    node = item.nodeid
+    return f"pytest {node} --agui-record" if " " not in node else f"pytest '{node}' --agui-record"
+
+
+@pytest.fixture
+def agui_record_mode(pytestconfig: pytest.Config) -> str:
+    """The record mode when neither the marker nor the command line sets one.
+
+    Override it in a conftest (``return "once"``); the default reads ini ``agui_record_mode``.
+    """
+    return str(pytestconfig.getini("agui_record_mode"))
+
+
+@pytest.fixture
+def agui_upstream(pytestconfig: pytest.Config) -> Any:
+    """The real provider to record from: a base URL or an object with ``base_url``, or a
+    mapping of provider name (``openai``, ``anthropic``, ``gemini``...) to either.
+
+    Requested only when a run records. Override it in a conftest to record from another
+    provider (``return "https://api.anthropic.com"``) or a local server.
+    """
+    return pytestconfig.getini("agui_upstream") or DEFAULT_UPSTREAM
+
+
+@pytest.fixture
+def agui_secrets(pytestconfig: pytest.Config) -> list[str]:
+    """Values scrubbed from cassettes besides auth headers and key-shaped strings.
+
+    Default: the values of the common provider key variables (``OPENAI_API_KEY``...) and of
+    those named by ini ``agui_secret_env`` / ``--agui-secret-env``. Extend it in a conftest.
+    """
+    from agui_replay.recording import DEFAULT_SECRET_ENV, secrets_from_env
+
+    state = pytestconfig.stash[_STATE]
+    return secrets_from_env([*DEFAULT_SECRET_ENV, *state.secret_env])
+
+
+@pytest.fixture
+def agui_normalizers() -> list[Any]:
+    """User normalizers for this test's events and snapshots (default: none).
+
+    Override it in a conftest to return rules such as
+    ``agui_replay.normalize.replace(r"order-\\d+", "<order>")``,
+    ``agui_replay.normalize.ignore("/snapshot/*/updated_at")`` or any callable
+    ``event -> event``; the marker's ``normalize=[...]`` adds to them.
+    """
+    return []
+
+
+def _normalize_setting(item: pytest.Item, marker: dict[str, Any]) -> tuple[bool, list[Any]]:
+    """The marker's ``normalize``: ``True``/``False``, or a list of rules (normalization on)."""
+    value = marker.get("normalize", True)
+    if isinstance(value, bool):
+        return value, []
+    if isinstance(value, (list, tuple)):
+        return True, list(value)
+    if callable(value):
+        return True, [value]
+    pytest.fail(
+        f"{item.nodeid}: @pytest.mark.agui(normalize=...) takes True, False or a list of rules "
+        f"(agui_replay.normalize.replace/ignore/blank or callables), not {value!r}",
+        pytrace=False,
+    )
+
+
+def _id_generators(item: pytest.Item, marker: dict[str, Any], ini: list[str]) -> list[str]:
+    value = marker.get("id_generators", ())
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        pytest.fail(
+            f"{item.nodeid}: @pytest.mark.agui(id_generators=...) takes a list of "
+            f"'package.module.function' names, not {value!r}",
+            pytrace=False,
+        )
+    return [*ini, *value]
+
+
+@pytest.fixture
+def agui_cassette_path(request: pytest.FixtureRequest) -> Path:
+    """This test's cassette file (the marker's ``cassette=`` or the default location)."""
+    item = request.node
+    assert isinstance(item, pytest.Item)
+    try:
+        return _cassette_for(request.config.stash[_STATE], item)
+    except pytest.UsageError as exc:  # a bad marker value: this test fails, the others run
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture
+def agui(
+    request: pytest.FixtureRequest,
+    agui_record_mode: str,
+    agui_secrets: list[str],
+    agui_cassette_path: Path,
+    agui_normalizers: list[Any],
+) -> Iterator[CassetteSession]:
+    """Record or replay this test's agent runs: ``events = agui.run(agent, input)``.
+
+    ``agui.provider.base_url`` is the model provider to point the agent's SDK at.
+    """
+    from agui_replay.recording import CassetteSession, RecordMode, RecordModeError
+
+    state = request.config.stash[_STATE]
+    item = request.node
+    assert isinstance(item, pytest.Item)
+    marker = _marker_kwargs(item)
+    try:
+        if marker.get("record_mode") is not None:
+            mode = RecordMode.parse(marker["record_mode"], source="@pytest.mark.agui(record_mode)")
+        elif state.cli_mode is not None:
+            mode = state.cli_mode
+        else:
+            mode = RecordMode.parse(agui_record_mode, source="the agui_record_mode fixture")
+    except RecordModeError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    normalize, rules = _normalize_setting(item, marker)
+    deterministic = marker.get("deterministic_ids")
+    if deterministic is None:
+        deterministic = bool(request.config.getini("agui_deterministic_ids"))
+    generators = _id_generators(item, marker, list(request.config.getini("agui_id_generators")))
+
+    upstream: Any
+    if marker.get("upstream") is not None:
+        upstream = marker["upstream"]
+    elif state.cli_upstream:
+        upstream = list(state.cli_upstream)
+    else:
+
+        def upstream() -> Any:
+            # Resolved only when a run records, so a replay never starts a conftest upstream.
+            return request.getfixturevalue("agui_upstream")
+
+    from agui_replay.errors import InvalidArgumentError
+
+    try:
+        session = CassetteSession(
+            agui_cassette_path,
+            mode=mode,
+            upstream=upstream,
+            secrets=[*agui_secrets, *marker.get("secrets", ())],
+            record_command=_record_command(item),
+            name=item.nodeid,
+            normalize=normalize,
+            match=marker.get("match", "order"),
+            freeze_time=marker.get("freeze_time", True),
+            hosts=[*state.provider_hosts, *_hosts(marker.get("hosts", ()))],
+            intercept=bool(marker.get("intercept", True)),
+            normalizers=[*agui_normalizers, *rules],
+            deterministic_ids=bool(deterministic),
+            record_errors=bool(marker.get("record_errors", False)),
+            id_generators=generators,
+            refresh=state.refresh,
+        )
+    except InvalidArgumentError as exc:  # a bad rule or id generator: this test fails alone
+        pytest.fail(f"{item.nodeid}: {exc}", pytrace=False)
+    # A replaying test is guarded from here to the end of this fixture's teardown: the fixtures
+    # set up after this one (the agent's SDK client), the test, and their teardown.
+    session.before_record = _claimer(state, item, session.path)
+    session.guard.share_tls = state.share_tls
+    with session.guard.guarding(session.replay_only):
+        try:
+            yield session
+        finally:
+            written = session.finish()
+            key = _show_path(state, session.path)
+            if written is not None and session.refresh:
+                state.refreshed.add(key)
+            elif written is not None:
+                state.recorded.add(key)
+            elif session.upstream_failures:
+                state.failed.add(key)
+            elif session.outcome == "replayed":
+                state.replayed.add(key)
+    unreported = session.guard.violations[item.stash.get(_REPORTED, 0) :]
+    if unreported:  # blocked during teardown (and swallowed there)
+        pytest.fail(f"NetworkBlockedError: {unreported[0]}", pytrace=False)
+
+
+def _snapshot_rules(request: pytest.FixtureRequest, agui_normalizers: list[Any]) -> list[Any]:
+    item = request.node
+    assert isinstance(item, pytest.Item)
+    _, rules = _normalize_setting(item, _marker_kwargs(item))
+    return [*agui_normalizers, *rules]
+
+
+@pytest.fixture
+def agui_snapshot(
+    snapshot: Any, request: pytest.FixtureRequest, agui_normalizers: list[Any]
+) -> Any:
+    """syrupy's ``snapshot`` storing event streams one event per line (normalized, with the
+    ``agui_normalizers`` fixture's rules and the marker's ``normalize=[...]``)."""
+    from agui_replay.snapshot import use_agui_extension
+
+    return use_agui_extension(snapshot, rules=_snapshot_rules(request, agui_normalizers))
+
+
+@pytest.fixture
+def agui_folded_snapshot(
+    snapshot: Any, request: pytest.FixtureRequest, agui_normalizers: list[Any]
+) -> Any:
+    """Like ``agui_snapshot``, with each message's deltas folded into one event."""
+    from agui_replay.snapshot import use_agui_extension
+
+    return use_agui_extension(
+        snapshot, fold=True, rules=_snapshot_rules(request, agui_normalizers)
+    )
+
+
+def _hosts(value: Any) -> list[str]:
+    # marker hosts=: a host string, a list of them, or a mapping of provider name to host
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [f"{name}={host}" for name, host in value.items()]
+    return [str(v) for v in value]
+
+
+def remove_stale_temp_files(
+    folder: Path, *, older_than: float = STALE_TEMP_SECONDS, now: float | None = None
+) -> list[str]:
+    """Delete, under ``folder``, the temporary files of cassette writes that a killed process
+    left behind: only names of ``atomic_write_text``'s pattern (``.<name>.<pid>.<hex>.tmp``),
+    regular files, last modified more than ``older_than`` seconds ago (a write in progress in
+    another process is younger). Returns the paths removed."""
+    removed: list[str] = []
+    if not folder.is_dir():
+        return removed
+    limit = (time.time() if now is None else now) - older_than
+    for base, _dirs, files in os.walk(folder):
+        for name in files:
+            if not _TEMP_FILE.match(name):
+                continue
+            path = os.path.join(base, name)
+            try:
+                info = os.lstat(path)  # a symlink is not ours: never followed, never removed
+                if not stat.S_ISREG(info.st_mode) or info.st_mtime > limit:
+                    continue
+                os.unlink(path)
+            except OSError:
+                continue  # gone meanwhile, or not ours to remove
+            removed.append(path)
+    return sorted(removed)
+
+
+def _show_path(state: _State, path: Path) -> str:
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(state.rootdir).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
+# --- assertion output -----------------------------------------------------------------------
+
+
+def pytest_assertrepr_compare(
+    config: pytest.Config, op: str, left: object, right: object
+) -> list[str] | None:
+    """``assert events == expected`` on two event streams: one event per line, first change."""
+    # Every failing `==` in the session comes here: a cheap look at the first items before
+    # importing the assertions module (and ag_ui.core with it).
+    if op != "==" or not (_looks_like_events(left) and _looks_like_events(right)):
+        return None
+    from agui_replay.assertions import explain_stream_diff, is_event_stream
+
+    if not (is_event_stream(left) and is_event_stream(right)):
+        return None
+    lines = explain_stream_diff(left, right)  # type: ignore[arg-type]
+    return lines or None
+
+
+def _looks_like_events(value: object) -> bool:
+    if not isinstance(value, (list, tuple)) or not value:
+        return False
+    first = value[0]
+    # A necessary condition of assertions.is_event_stream, which checks every item.
+    return isinstance(first, Mapping) and isinstance(first.get("type"), str)
+
+
+# --- session hooks ------------------------------------------------------------------------------
+
+
+class _Hooks:
+    """The hooks that need the session state (registered per config in ``pytest_configure``)."""
+
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        funcargs: dict[str, Any] = getattr(item, "funcargs", {})
+        session = funcargs.get("agui")
+        # No CassetteSession can exist before its module was imported (by our fixture).
+        if "agui_replay.recording" not in sys.modules:
+            return (yield)
+        from agui_replay.recording import (
+            CassetteSession,
+            NetworkBlockedError,
+            ReplayMismatchError,
+            UpstreamError,
+        )
+
+        if not isinstance(session, CassetteSession):
+            return (yield)
+        failures = (CassetteError, ReplayMismatchError, NetworkBlockedError, UpstreamError)
+        passed = False
+        try:
+            with session.guard.guarding(session.replay_only):
+                result = yield
+            session.check_complete()
+            passed = True
+        except failures as exc:
+            # Our failures explain themselves; a traceback through the plugin would bury that.
+            raise pytest.fail.Exception(f"{type(exc).__name__}: {exc}", pytrace=False) from None
+        except Exception:
+            # The test caught agui.run's UpstreamError and failed on something else: the
+            # upstream's failure is the cause, so it comes first.
+            if session.upstream_failures and not session.record_errors:
+                first = session.upstream_failures[0]
+                raise pytest.fail.Exception(f"UpstreamError: {first}", pytrace=False) from None
+            raise
+        finally:
+            item.stash[_REPORTED] = len(session.guard.violations)
+            if not passed:
+                session.abandon()  # a refresh stores only what a passing test produced
+        return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        # The guard is up from the agui fixture's setup on: a fixture set up after it that
+        # dialed out and swallowed the refusal fails the setup.
+        try:
+            result = yield
+        except BaseException:
+            self._mark_reported(item)
+            raise
+        violations = self._violations(item)
+        item.stash[_REPORTED] = len(violations)
+        if violations:
+            raise pytest.fail.Exception(
+                f"NetworkBlockedError: {violations[0]}", pytrace=False
+            ) from None
+        return result
+
+    @staticmethod
+    def _violations(item: pytest.Item) -> list[str]:
+        session = getattr(item, "funcargs", {}).get("agui")
+        guard = getattr(session, "guard", None)
+        violations = getattr(guard, "violations", None)
+        return list(violations) if isinstance(violations, list) else []
+
+    def _mark_reported(self, item: pytest.Item) -> None:
+        item.stash[_REPORTED] = len(self._violations(item))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        # Before -k / -m deselect anything: a deselected test still owns its cassette.
+        state = self.state
+        # A module picked by node id (file.py::test) was collected in part: its other tests
+        # were never seen, so its folder cannot tell what is unused.
+        partial = {Path(arg.split("::", 1)[0]).stem for arg in config.args if "::" in arg}
+        for item in items:
+            stem = Path(item.path).stem
+            folder = "/".join(module_folder(Path(item.path)))
+            if stem not in partial:
+                state.stems.add(folder)
+            if "agui" in getattr(item, "fixturenames", ()):
+                try:
+                    state.claimed.add(_show_path(state, _cassette_for(state, item)))
+                except pytest.UsageError:
+                    continue  # reported when the test runs
+        source = config.args_source
+        state.whole_suite = source in (
+            pytest.Config.ArgsSource.INVOCATION_DIR,
+            pytest.Config.ArgsSource.TESTPATHS,
+        ) and not (config.getoption("lf", False) or config.getoption("stepwise", False))
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if not hasattr(session.config, "workerinput"):  # under xdist, the controller does it
+            self.state.stale_removed = remove_stale_temp_files(self.state.cassette_dir)
+            from agui_replay.pytest_plugin._paths import remove_stale_claims
+
+            remove_stale_claims(self.state.cassette_dir)  # before the xdist workers start
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", None) or {}
+        data = output.get(_WORKER_KEY)
+        if isinstance(data, str):
+            self.state.merge(json.loads(data))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        state = self.state
+        worker_output = getattr(session.config, "workeroutput", None)
+        if worker_output is not None:
+            worker_output[_WORKER_KEY] = json.dumps(state.to_json())
+            return
+        from agui_replay.pytest_plugin._paths import remove_claims
+
+        remove_claims(state.claims)
+        state.unused = self._unused()
+        if state.unused and state.fail_on_unused and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _unused(self) -> list[str]:
+        state = self.state
+        root = state.cassette_dir
+        if not root.is_dir():
+            return []
+        from agui_replay.pytest_plugin._paths import folder_path
+
+        folders = {_show_path(state, folder_path(root, f.split("/"))) for f in state.stems}
+        used = state.claimed | state.recorded | state.replayed
+        found: list[str] = []
+        for path in sorted(root.rglob("*.json")):
+            if path.name.startswith("."):
+                continue
+            shown = _show_path(state, path)
+            folder = _show_path(state, path.parent)
+            considered = state.whole_suite or folder in folders
+            if considered and shown not in used:
+                found.append(shown)
+        return found
+
+    def pytest_terminal_summary(
+        self, terminalreporter: Any, exitstatus: int, config: pytest.Config
+    ) -> None:
+        state = self.state
+        if not (
+            state.recorded
+            or state.replayed
+            or state.refreshed
+            or state.failed
+            or state.unused
+            or state.stale_removed
+        ):
+            return
+        write = terminalreporter.write_line
+        terminalreporter.section("agui-replay")
+        for path in state.stale_removed:
+            shown = _show_path(state, Path(path))
+            write(f"  removed a stale temporary file of an interrupted write: {shown}")
+        counts = (
+            f"{len(state.recorded)} cassette(s) recorded, "
+            + (f"{len(state.refreshed)} refreshed, " if state.refresh else "")
+            + f"{len(state.replayed)} replayed, {len(state.unused)} unused"
+            + (f", {len(state.failed)} failed" if state.failed else "")
+        )
+        write(counts)
+        for path in sorted(state.recorded):
+            write(f"  recorded: {path}")
+        for path in sorted(state.refreshed):
+            write(f"  refreshed: {path} (events changed; interactions kept)")
+        for path in sorted(state.failed):
+            write(f"  failed:   {path} (the upstream failed; nothing written)", red=True)
+        verbose = config.get_verbosity() > 0
+        if verbose:
+            for path in sorted(state.replayed):
+                write(f"  replayed: {path}")
+        for path in state.unused:
+            write(f"  unused:   {path}")
+        if state.unused:
+            if state.fail_on_unused:
+                write("unused cassettes fail the session (--agui-fail-on-unused)", red=True)
+            else:
+                write("delete unused cassettes, or fail on them with --agui-fail-on-unused")

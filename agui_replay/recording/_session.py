@@ -1,0 +1,838 @@
+"""``CassetteSession``: the runs of one cassette file, each recorded or replayed and compared."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import json
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from urllib.parse import urlsplit
+
+import orjson
+
+from agui_replay.assertions import explain_stream_diff, json_diff
+from agui_replay.cassette import (
+    UNNAMED_RECORD_COMMAND,
+    Cassette,
+    CassetteRun,
+    load_cassette,
+    save_cassette,
+)
+from agui_replay.errors import AguiReplayError, CassetteError
+from agui_replay.events import WireEvent
+from agui_replay.normalize import Normalizer, Rule, as_rules
+from agui_replay.recording._guard import NetworkGuard
+from agui_replay.recording._ids import DeterministicIds
+from agui_replay.recording._modes import (
+    DEFAULT_FROZEN_TIME,
+    DEFAULT_UPSTREAM,
+    MissingCassetteError,
+    NetworkBlockedError,
+    RecordMode,
+    ReplayMismatchError,
+    TargetError,
+    UpstreamError,
+)
+from agui_replay.recording._refresh import refresh_refused, refreshed_cassette
+from agui_replay.recording._session_provider import SessionProvider
+from agui_replay.recording._steady import steady_cassette, without_volatile
+from agui_replay.recording._targets import (
+    TargetKind,
+    _AppLoop,
+    _asgi_events,
+    _Lifespan,
+    arun_target,
+    run_target,
+    target_kind,
+)
+from agui_replay.scrub import MIN_SECRET_LENGTH, scrub
+
+if TYPE_CHECKING:
+    from ag_ui.core import RunAgentInput
+
+    from agui_replay.providers import FakeProvider
+
+__all__ = ["CassetteSession", "RunRecord"]
+
+
+class _HasBaseUrl(Protocol):
+    @property
+    def base_url(self) -> str: ...
+
+
+Upstream: TypeAlias = (
+    "str | _HasBaseUrl | Mapping[str, str | _HasBaseUrl] | Callable[[], Any] | list[str]"
+)
+
+
+@dataclass
+class RunRecord:
+    """One run of a session, as it happened."""
+
+    index: int
+    action: Literal["recorded", "replayed"]
+    input: dict[str, Any]
+    events: list[WireEvent]
+    """The events as the agent produced them now (raw ids and timestamps)."""
+    normalized: list[WireEvent]
+    """The events after normalization and scrubbing (what the cassette stores / compares)."""
+    interactions: list[dict[str, Any]] = field(default_factory=list)
+    """The run's provider interactions: the ones recorded, or, on replay, the recorded ones it
+    was served from (a copy), so a test reads the same in both modes."""
+    normalized_input: dict[str, Any] | None = None
+    """The input after normalization and scrubbing (what the cassette stores / compares)."""
+
+
+@dataclass
+class _Pending:
+    index: int
+    replay: bool
+    input: RunAgentInput
+    wire_input: dict[str, Any]
+    recorded: CassetteRun | None = None
+    first_interaction: int = 0
+    violations_before: int = 0
+    normalized_input: dict[str, Any] | None = None
+    live_before: Normalizer | None = None  # the live normalizer before this run's input
+
+
+def _canonical(value: Any) -> bytes:
+    # Sorted keys, and 1 / 1.0 / true kept apart, as JSON sees them.
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def _wire_input(run_input: RunAgentInput) -> dict[str, Any]:
+    dumped: dict[str, Any] = run_input.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return dumped
+
+
+class CassetteSession:
+    """The runs of one cassette file, recorded or replayed (the pytest ``agui`` fixture).
+
+    ``path`` is the cassette file; ``mode`` a :class:`RecordMode` (or its name); ``upstream``
+    the real provider to record from (a base URL, an object with ``base_url``, or a callable
+    returning one, called only when a run is recorded; or several: a mapping of provider name
+    to either, or ``NAME=URL`` strings; a bare URL is the ``default`` provider's); ``hosts``
+    more provider hosts to route during runs (``NAME=HOST``, ``HOST[:PORT]``, ``*.DOMAIN``)
+    besides the known ones; ``intercept=False`` turns the zero-config routing off (only
+    ``agui.provider`` then reaches the recorder); ``secrets`` the values to scrub besides
+    auth headers and key-shaped strings; ``record_command`` the command a failure message tells
+    the user to run to record (default: ``pytest --agui-record``); ``freeze_time`` the instant
+    the wall clock shows during each run (``False``: the real clock); ``record_errors=True``
+    stores a recorded run whose upstream failed (unreachable, 5xx, 429), which otherwise
+    raises :class:`UpstreamError` and leaves the cassette as it was. ``refresh=True`` replays
+    every run offline and, where the agent's inputs and provider requests still equal the
+    recorded ones, stores its new events in place of the old (see :mod:`.refresh`): the
+    interactions stay byte-identical; a differing request fails the run and writes nothing.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        mode: RecordMode | str = RecordMode.NONE,
+        upstream: Upstream | None = None,
+        secrets: Iterable[str] = (),
+        record_command: str | None = None,
+        name: str | None = None,
+        normalize: bool = True,
+        match: Literal["order", "unordered", "none"] = "order",
+        state_type: Any = None,
+        freeze_time: str | bool = DEFAULT_FROZEN_TIME,
+        hosts: Iterable[str] = (),
+        intercept: bool = True,
+        normalizers: Iterable[Rule] = (),
+        deterministic_ids: bool = True,
+        id_generators: Iterable[str] = (),
+        record_errors: bool = False,
+        refresh: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        self.refresh = refresh
+        """Re-derive the stored events from the recorded interactions (offline); the mode is
+        then ``none``."""
+        self.refreshed: list[int] = []
+        """The runs whose events a refresh changed (written at :meth:`finish`)."""
+        self._refresh_refused = False
+        self.record_errors = record_errors
+        """Record a run whose upstream failed (5xx, 429, unreachable) on purpose; by default
+        such a run raises :class:`UpstreamError` and nothing is written."""
+        self.upstream_failures: list[str] = []
+        """What failed upstream in this session's recorded runs (nothing written if any)."""
+        self.normalizers: tuple[Rule, ...] = as_rules(normalizers, source="normalizers")
+        """User normalizers applied after the built-in ones (see :mod:`agui_replay.normalize`)."""
+        self.ids: DeterministicIds | None = (
+            DeterministicIds(self._id_seed(name), id_generators) if deterministic_ids else None
+        )
+        """The id generators made deterministic during each run (``None``: left alone)."""
+        # One normalizer for the runs as they happen now, one for the runs as recorded: each
+        # sees its side's inputs and events in order, so ids carried from run to run keep
+        # one name across the cassette on both sides.
+        self._live_ids = Normalizer(rules=self.normalizers)
+        self._recorded_ids = Normalizer(rules=self.normalizers)
+        self.hosts = list(hosts)
+        self.intercept = intercept
+        self._host_table: Any = None
+        self.freeze_time = freeze_time
+        self.mode = RecordMode.NONE if refresh else RecordMode.parse(mode)
+        self._upstream = upstream
+        self.secrets: list[str] = [s for s in secrets if s]
+        self.record_command = record_command or "pytest --agui-record"
+        self.name = name
+        self.normalize = normalize
+        self.match = match
+        self.state_type = state_type
+        self.runs: list[RunRecord] = []
+        """Every run of this session so far, in order."""
+        self.provider = SessionProvider(self)
+        self.guard = NetworkGuard(f"replaying {self.path}")
+        self.guard.hint = f"to re-record, run `{self.record_command}`"
+        self._started = False
+        self._existed = False
+        self._recorded_runs: list[CassetteRun] = []
+        self._cassette: Cassette | None = None
+        self._finished = False
+        self._lock = threading.Lock()
+        self._lifespans: dict[int, _Lifespan] = {}
+        self._app_loop: _AppLoop | None = None
+        self.before_record: Callable[[], None] | None = None
+        """Called before each run that records (the pytest plugin claims the cassette file
+        there, so that two tests never write one); an exception it raises ends the run."""
+
+    def __repr__(self) -> str:
+        return f"<CassetteSession {self.path} mode={self.mode.value}>"
+
+    def _id_seed(self, name: str | None) -> str:
+        # The same on every machine and in every clone: the test's name, or the cassette's
+        # folder and file name; never the absolute path.
+        return name or f"{self.path.parent.name}/{self.path.name}"
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def replay_only(self) -> bool:
+        """Whether no run of this session can record (so the network guard may stay up)."""
+        if self.mode is RecordMode.NONE:  # a refresh too
+            return True
+        if self.mode is RecordMode.ONCE:
+            return self.path.exists()
+        return False
+
+    def start(self) -> None:
+        """Read the cassette (once). Done lazily by the first run or provider use."""
+        with self._lock:
+            if self._started:
+                return
+            self._existed = self.path.exists()
+            if self.mode is not RecordMode.REWRITE and self._existed:
+                try:
+                    self._cassette = load_cassette(self.path, validate="shape")
+                except CassetteError as exc:
+                    # The file's own hint says `pytest --agui-record` (every test): name this one.
+                    raise CassetteError(
+                        str(exc)
+                        .replace(UNNAMED_RECORD_COMMAND, f"`{self.record_command}`")
+                        .replace("`pytest --agui-record`", f"`{self.record_command}`")
+                    ) from None
+                self._recorded_runs = list(self._cassette.runs)
+            elif self.refresh:
+                raise MissingCassetteError(
+                    "no cassette for this test: a refresh re-derives the events of a recorded "
+                    f"cassette from its provider interactions. Record it first with "
+                    f"`{self.record_command}`.",
+                    path=str(self.path),
+                )
+            elif self.mode is RecordMode.NONE:
+                raise MissingCassetteError(
+                    f"no cassette for this test, and record mode 'none' only replays. Record it "
+                    f"with `{self.record_command}` (against the real provider; keep its API key "
+                    "in the environment, it is scrubbed from the file).",
+                    path=str(self.path),
+                )
+            self._started = True
+
+    @property
+    def recorded_runs(self) -> list[CassetteRun]:
+        """The runs the cassette held when the session started (empty under ``rewrite``)."""
+        self.start()
+        return list(self._recorded_runs)
+
+    @property
+    def base_path(self) -> str:
+        """The URL path of the provider's base URL (``/v1`` for OpenAI)."""
+        meta = self._cassette.meta if self._cassette is not None else {}
+        provider = meta.get("provider") if isinstance(meta, dict) else None
+        if isinstance(provider, dict) and isinstance(provider.get("base_path"), str):
+            return str(provider["base_path"])
+        if not self._replays(0):
+            return urlsplit(self.upstream_url()).path.rstrip("/")
+        return "/v1"
+
+    def upstream_url(self) -> str:
+        """The ``default`` provider's upstream base URL (resolving a callable ``upstream`` the
+        first time)."""
+        return self.upstreams().get("default", DEFAULT_UPSTREAM)
+
+    def upstreams(self) -> dict[str, str]:
+        """Provider name -> upstream base URL, as configured (``default``: a bare URL)."""
+        from agui_replay.providers.transport import upstream_map
+
+        upstream = self._upstream
+        if callable(upstream) and not isinstance(upstream, str) and not hasattr(
+            upstream, "base_url"
+        ):
+            upstream = upstream()  # a factory, called only now that a run records
+            self._upstream = upstream
+        return upstream_map(upstream)
+
+    def bare_upstream(self) -> str | None:
+        """The bare upstream URL when one was configured (not the built-in default): the
+        upstream of every provider that has none of its own."""
+        url = self.upstreams().get("default")
+        return None if url is None or url.rstrip("/") == DEFAULT_UPSTREAM else url
+
+    @property
+    def provider_hosts(self) -> Any:
+        """The :class:`~agui_replay.providers.transport._routing.HostTable` routed during runs."""
+        if self._host_table is None:
+            from agui_replay.providers.transport import HostTable
+
+            self._host_table = HostTable(self.hosts)
+        return self._host_table
+
+    def _routing(self) -> contextlib.AbstractContextManager[Any]:
+        if not self.intercept:
+            return contextlib.nullcontext()
+        return self.provider.routing()
+
+    def _replays(self, index: int) -> bool:
+        if self.mode is RecordMode.NONE:
+            return True
+        if self.mode is RecordMode.ONCE:
+            return self._existed
+        if self.mode is RecordMode.REWRITE:
+            return False
+        return index < len(self._recorded_runs)
+
+    @property
+    def outcome(self) -> Literal["recorded", "replayed"] | None:
+        """``"recorded"`` if any run was recorded, ``"replayed"`` if runs only replayed."""
+        if any(r.action == "recorded" for r in self.runs):
+            return "recorded"
+        return "replayed" if self.runs else None
+
+    def __enter__(self) -> CassetteSession:
+        if self.replay_only:
+            self.guard.install()
+            self.guard.active = True
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        try:
+            self.finish()
+        finally:
+            self.guard.uninstall()
+
+    def finish(self) -> Path | None:
+        """Write the cassette if a run was recorded, shut the ASGI apps down (their lifespan),
+        stop the provider; returns the path written."""
+        if self._finished:
+            return None
+        self._finished = True
+        try:
+            return self._save()
+        finally:
+            try:
+                self._stop_apps()
+            finally:
+                self.provider.close()
+
+    def abandon(self) -> None:
+        """Make a refresh write nothing at :meth:`finish` (recording is not affected). The
+        pytest plugin calls it when a test fails: a refresh stores only what a passing test
+        produced."""
+        self._refresh_refused = True
+
+    def _save_refreshed(self) -> Path | None:
+        if not self.refreshed or self._refresh_refused or self.guard.violations:
+            return None
+        assert self._cassette is not None
+        if len(self.runs) != len(self._recorded_runs):
+            return None  # check_complete says why
+        inputs = [
+            run.input if self._cassette.version >= 2 else (r.normalized_input or r.input)
+            for run, r in zip(self._recorded_runs, self.runs, strict=True)
+        ]
+        cassette = refreshed_cassette(self._cassette, [r.normalized for r in self.runs], inputs)
+        return save_cassette(cassette, self.path, secrets=self.secrets)
+
+    def _save(self) -> Path | None:
+        if self.refresh:
+            return self._save_refreshed()
+        if self.outcome != "recorded" or self.upstream_failures:
+            return None
+        runs = [self._run_to_store(r) for r in self.runs]
+        if self.mode is RecordMode.NEW:
+            recorded_new = runs[len(self._recorded_runs) :]
+            runs = self._recorded_runs + recorded_new
+        self._learn_recorded_secrets()
+        meta: dict[str, Any] = {"provider": {"base_path": self.base_path}}
+        cassette = Cassette(runs=runs, name=self.name, meta=meta)
+        if self.path.exists():
+            # An unchanged re-record leaves the file byte-identical (see recording.steady).
+            steady = steady_cassette(cassette, self.path, secrets=self.secrets)
+            if steady is None:
+                return self.path
+            cassette = steady
+        return save_cassette(cassette, self.path, secrets=self.secrets)
+
+    def _learn_recorded_secrets(self) -> None:
+        """The keys the recorder saw in the requests' auth headers and query strings (a key
+        passed in code, not through a variable) are scrubbed from the events too (those long
+        enough to be a key, as :func:`~agui_replay.scrub.scrub` does with header values)."""
+        recorder = self.provider.recorder
+        if recorder is None:
+            return
+        known = set(self.secrets)
+        for secret in recorder.scrubber.secrets:
+            if len(secret) >= MIN_SECRET_LENGTH and secret not in known:
+                self.secrets.append(secret)
+
+    # --- ASGI apps and their lifespan -----------------------------------------------------------
+
+    async def _app_started(self, app: Any) -> _Lifespan:
+        # Runs on the app loop only, so two runs never start the same app twice.
+        lifespan = self._lifespans.get(id(app))
+        if lifespan is None:
+            lifespan = self._lifespans[id(app)] = _Lifespan(app)  # keeps `app` (and its id)
+        await lifespan.startup()
+        return lifespan
+
+    def _apps(self) -> _AppLoop:
+        with self._lock:
+            if self._app_loop is None:
+                self._app_loop = _AppLoop()
+            return self._app_loop
+
+    def _run_asgi(self, app: Any, run_input: RunAgentInput, path: str) -> list[WireEvent]:
+        apps = self._apps()
+        lifespan: _Lifespan = apps.call(self._app_started(app))
+        if not lifespan.supported:
+            return run_target(app, run_input, kind="asgi", path=path)
+        events: list[WireEvent] = apps.call(_asgi_events(app, run_input, path, lifespan.state))
+        return events
+
+    async def _arun_asgi(self, app: Any, run_input: RunAgentInput, path: str) -> list[WireEvent]:
+        apps = self._apps()
+        lifespan: _Lifespan = await asyncio.wrap_future(apps.submit(self._app_started(app)))
+        if not lifespan.supported:
+            return await _asgi_events(app, run_input, path)
+        events: list[WireEvent] = await asyncio.wrap_future(
+            apps.submit(_asgi_events(app, run_input, path, lifespan.state))
+        )
+        return events
+
+    def _stop_apps(self) -> None:
+        """Send ``lifespan.shutdown`` to every started app; the first failure is raised."""
+        apps, self._app_loop = self._app_loop, None
+        if apps is None:
+            return
+        failures: list[TargetError] = []
+        try:
+            for lifespan in self._lifespans.values():
+                try:
+                    apps.call(lifespan.shutdown())
+                except TargetError as error:
+                    failures.append(error)
+        finally:
+            self._lifespans.clear()
+            apps.close()
+        if failures:
+            raise failures[0]
+
+    def _run_to_store(self, run: RunRecord) -> CassetteRun:
+        if run.action == "replayed":
+            return self._recorded_runs[run.index]
+        stored = run.normalized_input if run.normalized_input is not None else run.input
+        interactions = without_volatile(run.interactions)  # no date, request ids, counters
+        return CassetteRun(input=stored, events=run.normalized, interactions=interactions)
+
+    def check_complete(self) -> None:
+        """After a passing test: every recorded run was replayed, and nothing was blocked."""
+        if self.guard.violations:
+            raise NetworkBlockedError(self.guard.violations[0])
+        if self.upstream_failures and not self.record_errors:
+            raise UpstreamError(self.upstream_failures[0])
+        if not self._started or not self.replay_only:
+            return
+        used, held = len(self.runs), len(self._recorded_runs)
+        if 0 < used < held:
+            raise ReplayMismatchError(
+                f"{self.path}: the test made {used} run(s) but the cassette holds {held}; "
+                f"the test changed since it was recorded. Re-record with `{self.record_command}`."
+            )
+
+    # --- runs -----------------------------------------------------------------------------------
+
+    def _coerce_input(self, value: Any, index: int) -> RunAgentInput:
+        from agui_replay.server import coerce_input, run_input
+
+        run_id = f"run-{index + 1}"
+        if value is None:
+            return run_input("thread", run_id)
+        if isinstance(value, str):
+            return run_input("thread", run_id, messages=[value])
+        if isinstance(value, Mapping):
+            # A test writes the fields it cares about; the rest of RunAgentInput is empty.
+            defaults: dict[str, Any] = {"messages": [], "tools": [], "context": [], "state": None}
+            value = {**defaults, "forwardedProps": None, **value}
+        return coerce_input(value)
+
+    def _begin(self, value: Any) -> _Pending:
+        self.start()
+        if self._finished:
+            raise AguiReplayError(f"{self!r} is finished; start a new session to run again")
+        index = len(self.runs)
+        run_input = self._coerce_input(value, index)
+        pending = _Pending(index, self._replays(index), run_input, _wire_input(run_input))
+        pending.violations_before = len(self.guard.violations)
+        scrubbed = scrub(pending.wire_input, secrets=self.secrets)
+        if self.normalize and pending.replay and self._raw_inputs:
+            pending.live_before = copy.deepcopy(self._live_ids)
+        pending.normalized_input = self._live_ids.input(scrubbed) if self.normalize else scrubbed
+        if pending.replay:
+            pending.recorded = self._recorded_run(index)
+            self._check_input(pending)
+            self.provider._replay(pending.recorded.interactions, self.match)
+        else:
+            if self.before_record is not None:
+                self.before_record()
+            pending.first_interaction = self.provider._record()
+        return pending
+
+    def _clock(self) -> contextlib.AbstractContextManager[Any]:
+        """The wall clock frozen at :attr:`freeze_time` for a run (time-machine, if installed).
+
+        Recording and replay see the same instant, so an agent that writes the date into a
+        prompt or a state sends the same request both times. time-machine leaves
+        ``time.monotonic`` running: asyncio timers and HTTP timeouts keep working.
+        """
+        if self.freeze_time is False:
+            return contextlib.nullcontext()
+        try:
+            import time_machine
+        except ImportError:
+            return contextlib.nullcontext()
+        instant = DEFAULT_FROZEN_TIME if self.freeze_time is True else self.freeze_time
+        return time_machine.travel(instant, tick=False)
+
+    @contextlib.contextmanager
+    def _running(self, pending: _Pending) -> Iterator[None]:
+        """The span of one run: the guard (replay), the frozen clock, the provider routing and
+        the deterministic ids; a run that fails because its upstream did says that first."""
+        try:
+            with (
+                self.guard.guarding(pending.replay),
+                self._clock(),
+                self._routing(),
+                self._ids(pending.index),
+            ):
+                yield
+        except BaseException as exc:
+            self.provider._idle()
+            failed = self._upstream_failed(pending)
+            if failed is not None:
+                raise failed from exc
+            raise
+
+    @property
+    def _raw_inputs(self) -> bool:
+        """The cassette stores its inputs raw (format 1): they are read with the names the
+        replayed runs give their ids (a copy of the live normalizer per run, for these only)."""
+        return self._cassette is not None and self._cassette.version < 2
+
+    def _ids(self, index: int) -> contextlib.AbstractContextManager[Any]:
+        """The standard id generators made deterministic for run ``index`` (see ``ids``)."""
+        return self.ids.run(index) if self.ids is not None else contextlib.nullcontext()
+
+    def _recorded_run(self, index: int) -> CassetteRun:
+        if index < len(self._recorded_runs):
+            return self._recorded_runs[index]
+        held = len(self._recorded_runs)
+        if self.mode is RecordMode.ONCE:
+            how = (
+                "record mode 'once' never changes an existing cassette: append the new run "
+                f"with `{self.record_command.replace('--agui-record', '--agui-record-mode=new')}`"
+                f" or re-record it all with `{self.record_command}`"
+            )
+        else:
+            how = f"re-record it with `{self.record_command}`"
+        raise MissingCassetteError(
+            f"run #{index} (agui.run call {index + 1}) is not in the cassette, which holds "
+            f"{held} run(s); {how}.",
+            path=str(self.path),
+        )
+
+    def _check_input(self, pending: _Pending) -> None:
+        assert pending.recorded is not None
+        recorded = pending.recorded.input
+        if self.normalize:
+            # Both sides normalized: an input built from the raw events of the run before (with
+            # the ids minted then) and one built from the normalized events both match.
+            recorded = self._recorded_ids.input(recorded)
+        now = pending.normalized_input
+        if _canonical(now) == _canonical(recorded):
+            return
+        if pending.live_before is not None:
+            # A format-1 cassette holds the raw ids of the recorded run: read them with the
+            # names the replayed run gave them.
+            raw_read = pending.live_before.input(pending.recorded.input)
+            if _canonical(now) == _canonical(raw_read):
+                return
+        diffs = json_diff(recorded, now)
+        shown = "\n".join(
+            f"  {p or '/'}: recorded {_short(a)} != now {_short(b)}" for p, a, b in diffs
+        )
+        if self.refresh:
+            self._refresh_refused = True
+            first = (diffs[0][0] if diffs else "") or "/"
+            raise ReplayMismatchError(
+                refresh_refused(
+                    self.path,
+                    pending.index,
+                    f"it starts from another input than the recorded one (first differing "
+                    f"field: {first})",
+                    shown,
+                    self.record_command,
+                )
+            )
+        raise ReplayMismatchError(
+            f"{self.path}: run #{pending.index} starts from another input than the recorded "
+            f"one:\n{shown}\nRe-record with `{self.record_command}` if the change is intended."
+        )
+
+    def _end(self, pending: _Pending, events: list[WireEvent]) -> list[WireEvent]:
+        provider = self.provider
+        interactions: list[dict[str, Any]] = []
+        fake = provider.fake if pending.replay else None
+        if not pending.replay:
+            interactions = provider._recorded_since(pending.first_interaction)
+        elif pending.recorded is not None:
+            # what the replay served (each request was matched against these): a copy, so a
+            # test reads the same on replay as when it recorded, and cannot change the cassette
+            interactions = orjson.loads(orjson.dumps(pending.recorded.interactions))
+        provider._idle()
+        # The recording is stored normalized, so only the new stream needs normalizing, and
+        # the comparison is of canonical bytes (a readable diff is built only on a mismatch).
+        expected = b""
+        same = False
+        normalized = self._normalize(events, pending.wire_input)
+        if pending.replay and pending.recorded is not None:
+            recorded_events = pending.recorded.events
+            if self.normalize:
+                # Normalizing is idempotent: a recording stored normalized comes out as it was,
+                # one stored by an older version gets today's rules, like the new stream.
+                recorded_events = self._recorded_ids.events(recorded_events)
+            pending.recorded.events = recorded_events
+            expected = _canonical(recorded_events)
+            same = _canonical(normalized) == expected
+        record = RunRecord(
+            pending.index,
+            "replayed" if pending.replay else "recorded",
+            pending.wire_input,
+            events,
+            normalized,
+            interactions,
+            pending.normalized_input,
+        )
+        self.runs.append(record)
+        failed = self._upstream_failed(pending)
+        if failed is not None:
+            raise failed
+        blocked = self.guard.violations[pending.violations_before :]
+        if blocked:
+            raise NetworkBlockedError(
+                blocked[0] + (f" ({len(blocked) - 1} more)" if len(blocked) > 1 else "")
+            )
+        if pending.replay:
+            assert pending.recorded is not None
+            assert fake is not None
+            self._compare(pending, record, fake, expected, same)
+        return events
+
+    def _upstream_failed(self, pending: _Pending) -> UpstreamError | None:
+        """The error of a recorded run whose upstream failed (``None``: it did not, or the
+        session records errors on purpose); the session then writes nothing."""
+        recorder = self.provider.recorder
+        if pending.replay or self.record_errors or recorder is None:
+            return None
+        mine = {id(i) for i in recorder.interactions[pending.first_interaction :]}
+        found = [(i, what) for i, what in list(recorder.failures) if id(i) in mine]
+        if not found:
+            return None
+        shown = []
+        for interaction, what in found:
+            body = " ".join(interaction.response.text.split())
+            shown.append(f"  {what}" + (f": {body[:300]}" if body else ""))
+        message = (
+            f"{self.path}: run #{pending.index} was not recorded, the upstream failed:\n"
+            + "\n".join(shown)
+            + "\nNothing was written (an existing cassette stays as it was). Check the "
+            "provider's API key in the environment, the network, and the upstream URL "
+            "(`--agui-upstream`, the `agui_upstream` fixture or ini); to record this failure "
+            "on purpose (a test of error handling), use "
+            "`@pytest.mark.agui(record_errors=True)`."
+        )
+        self.upstream_failures.append(message)
+        return UpstreamError(message)
+
+    def _normalize(self, events: list[WireEvent], wire_input: Mapping[str, Any]) -> list[WireEvent]:
+        if not self.normalize:
+            return [dict(e) for e in events]
+        # The run's input went through the same normalizer first: the ids of messages the test
+        # wrote are kept there, and the ids an earlier run named keep those names.
+        return self._live_ids.events(events)
+
+    def _compare(
+        self,
+        pending: _Pending,
+        record: RunRecord,
+        fake: FakeProvider,
+        expected_bytes: bytes,
+        same: bool,
+    ) -> None:
+        """``same`` says the raw stream already equals the recording (canonical bytes)."""
+        assert pending.recorded is not None
+        expected = pending.recorded.events
+        actual = record.normalized
+        same = same or _canonical(actual) == expected_bytes
+        if not same:
+            # The recording is scrubbed; a key-shaped string the agent emits is too.
+            actual = scrub(actual, secrets=self.secrets)
+            record.normalized = actual
+            same = _canonical(actual) == expected_bytes
+        if self.refresh:  # a difference of the stream is what a refresh stores
+            self._refreshed_run(pending, fake, same)
+            return
+        problems: list[str] = []
+        if fake.errors:
+            problems.append(
+                "the agent's provider requests differ from the recorded ones:\n"
+                + "\n".join(f"  {line}" for e in fake.errors for line in str(e).splitlines())
+            )
+        if not same:
+            lines = explain_stream_diff(
+                expected, actual, left_name="recorded", right_name="replayed"
+            )
+            problems.append("the agent's stream differs from the recording: " + "\n".join(lines))
+        if fake.unserved and not fake.errors:
+            problems.append(
+                f"the agent made {len(fake.requests)} provider request(s); the recording has "
+                f"{len(fake.turns)}: never requested: " + "; ".join(fake.unserved)
+            )
+        if problems:
+            header = f"{self.path}: run #{pending.index} does not replay as recorded"
+            footer = f"If the change is intended, re-record with `{self.record_command}`."
+            raise ReplayMismatchError("\n".join([header, *problems, footer]))
+
+    def _refreshed_run(self, pending: _Pending, fake: FakeProvider, same: bool) -> None:
+        """A refreshed run: its provider traffic must be the recorded one; new events are
+        kept for :meth:`finish`."""
+        if fake.errors or fake.unserved:
+            self._refresh_refused = True
+            if fake.errors:
+                text = str(fake.errors[0])
+                field = getattr(fake.errors[0], "field", None)
+                what = "its provider requests differ from the recorded ones" + (
+                    f" (first differing field: {field})" if field else ""
+                )
+            else:
+                text = "never requested: " + "; ".join(fake.unserved)
+                what = (
+                    f"it made {len(fake.requests)} provider request(s) where the recording has "
+                    f"{len(fake.turns)}"
+                )
+            detail = "\n".join(f"  {line}" for line in text.splitlines())
+            raise ReplayMismatchError(
+                refresh_refused(self.path, pending.index, what, detail, self.record_command)
+            )
+        if not same:
+            self.refreshed.append(pending.index)
+
+    def run(
+        self,
+        target: Any,
+        input: RunAgentInput | Mapping[str, Any] | str | None = None,
+        *,
+        kind: TargetKind | None = None,
+        state_type: Any = None,
+        path: str = "/",
+        headers: Mapping[str, str] | None = None,
+    ) -> list[WireEvent]:
+        """Run ``target`` once, recording or replaying, and return its events (wire dicts).
+
+        ``target`` is an agent function (run by :func:`agui_replay.server.run_agent_sync`), an
+        ASGI app speaking AG-UI (called in process, POST at ``path``) or the URL of an AG-UI
+        endpoint. ``input`` is a ``RunAgentInput`` (model or camelCase dict), a user message
+        text, or ``None`` (thread ``"thread"``, run ``"run-<n>"``). In replay the new stream
+        is compared with the recording and a difference raises :class:`ReplayMismatchError`.
+        """
+        pending = self._begin(input)
+        with self._running(pending):
+            if (kind or target_kind(target)) == "asgi":
+                events = self._run_asgi(target, pending.input, path)
+            else:
+                events = run_target(
+                    target,
+                    pending.input,
+                    kind=kind,
+                    state_type=state_type if state_type is not None else self.state_type,
+                    path=path,
+                    headers=headers,
+                )
+        return self._end(pending, events)
+
+    async def arun(
+        self,
+        target: Any,
+        input: RunAgentInput | Mapping[str, Any] | str | None = None,
+        *,
+        kind: TargetKind | None = None,
+        state_type: Any = None,
+        path: str = "/",
+        headers: Mapping[str, str] | None = None,
+    ) -> list[WireEvent]:
+        """:meth:`run` for async tests: an async agent or ASGI app runs on the current loop."""
+        pending = self._begin(input)
+        with self._running(pending):
+            if (kind or target_kind(target)) == "asgi":
+                events = await self._arun_asgi(target, pending.input, path)
+            else:
+                events = await arun_target(
+                    target,
+                    pending.input,
+                    kind=kind,
+                    state_type=state_type if state_type is not None else self.state_type,
+                    path=path,
+                    headers=headers,
+                )
+        return self._end(pending, events)
+
+    @property
+    def events(self) -> list[WireEvent]:
+        """The events of every run so far, as produced (raw)."""
+        return [e for r in self.runs for e in r.events]
+
+
+def _short(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # json_diff's <missing> marker (a field only one side has)
+        text = repr(value)
+    return text if len(text) <= 80 else text[:79] + "…"

@@ -1,0 +1,320 @@
+"""The provider seam: ``agui.provider``, one model provider per session, recording or replaying."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
+
+from agui_replay.scrub import scrub
+
+if TYPE_CHECKING:
+    import httpx
+    import httpx2
+
+    from agui_replay.providers import FakeProvider, LoopbackServer, Plan, ProxyApp, Recorder
+    from agui_replay.recording._session import CassetteSession
+
+__all__ = ["SessionProvider"]
+
+
+class SessionProvider:
+    """``agui.provider``: one model provider for the whole session, recording or replaying.
+
+    Point the agent's SDK at :attr:`base_url` (OpenAI clients) or :attr:`anthropic_base_url`,
+    or plug one of the in-process transports in. Behind it, each run of the session is served
+    by a fresh :class:`~agui_replay.providers.FakeProvider` built from that run's recorded
+    interactions (replay), or forwarded to the upstream by a
+    :class:`~agui_replay.providers.Recorder` (record). The loopback server starts on first use
+    and stops with the session.
+    """
+
+    def __init__(self, session: CassetteSession) -> None:
+        self._session = session
+        self._server: LoopbackServer | None = None
+        self._lock = threading.Lock()
+        self.fake: FakeProvider | None = None
+        """The fake serving the current (or last) replayed run."""
+        self.recorder: Recorder | None = None
+        """The recorder of this session's recorded runs (created when the first one starts)."""
+        self._proxies: dict[str, ProxyApp] = {}
+        self._env_before: dict[str, str] = {}
+        self._mode: Literal["idle", "replay", "record"] = "idle"
+
+    # --- what the agent uses ------------------------------------------------------------------
+
+    def _ensure_server(self) -> LoopbackServer:
+        with self._lock:
+            if self._server is None:
+                from agui_replay.providers import LoopbackServer
+
+                self._session.start()
+                self._server = LoopbackServer(self.handle, base_path=self._session.base_path)
+            return self._server
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT`` plus the provider's base path (``/v1`` for OpenAI)."""
+        return self._ensure_server().base_url
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """The bare origin, for ``anthropic.Anthropic(base_url=...)``."""
+        return self._ensure_server().anthropic_base_url
+
+    @property
+    def gemini_base_url(self) -> str:
+        """The bare origin, for ``google.genai.Client(http_options={"base_url": ...})``."""
+        return self._ensure_server().gemini_base_url
+
+    @property
+    def url(self) -> str:
+        """The loopback origin, ``http://127.0.0.1:PORT``."""
+        return self._ensure_server().url
+
+    def route_url(self, provider: str) -> str:
+        """The loopback base URL of ``provider``'s route (``.../_agui/openai/v1``): what
+        ``OPENAI_BASE_URL`` and friends are set to during a run; requests there are
+        recorded and replayed as that provider's."""
+        from agui_replay.providers.transport import ENV_VARS, ROUTE_PREFIX
+
+        path = ENV_VARS[provider][1] if provider in ENV_VARS else ""
+        return f"{self.url}{ROUTE_PREFIX}{provider}{path}"
+
+    @contextlib.contextmanager
+    def routing(self) -> Iterator[None]:
+        """For the span of a run: requests of every ``httpx2`` / ``httpx`` client to a known
+        provider host (or to this loopback server) are answered in process by this provider,
+        and the providers' base-URL variables point at the loopback routes."""
+        from agui_replay.providers.transport import Router, intercepting, provider_environment
+
+        server = self._ensure_server()
+        router = Router(
+            self._session.provider_hosts, self.handle, self.ahandle, own=(server.host, server.port)
+        )
+        with intercepting(router), provider_environment(server.url) as before:
+            self._env_before = before
+            yield
+
+    # Four near-copies: each returns its own library's transport type (httpx and httpx2 types
+    # do not mix), so a shared helper would only trade them for casts.
+    def transport(self) -> httpx2.BaseTransport:
+        """An in-process ``httpx2`` transport: ``httpx2.Client(transport=...)``."""
+        from agui_replay.providers import Httpx2Transport
+
+        self._session.start()
+        return Httpx2Transport(self.handle)
+
+    def async_transport(self) -> httpx2.AsyncBaseTransport:
+        """An in-process async ``httpx2`` transport."""
+        from agui_replay.providers import Httpx2AsyncTransport
+
+        self._session.start()
+        return Httpx2AsyncTransport(self.ahandle)
+
+    def httpx_transport(self) -> httpx.BaseTransport:
+        """An in-process ``httpx`` transport."""
+        from agui_replay.providers import HttpxTransport
+
+        self._session.start()
+        return HttpxTransport(self.handle)
+
+    def httpx_async_transport(self) -> httpx.AsyncBaseTransport:
+        """An in-process async ``httpx`` transport."""
+        from agui_replay.providers import HttpxAsyncTransport
+
+        self._session.start()
+        return HttpxAsyncTransport(self.ahandle)
+
+    @property
+    def mode(self) -> Literal["idle", "replay", "record"]:
+        """What the provider does right now: between runs it is ``"idle"``."""
+        return self._mode
+
+    # --- serving ------------------------------------------------------------------------------
+
+    def handle(
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        body: bytes,
+        *,
+        provider: str | None = None,
+        origin: str | None = None,
+    ) -> Plan:
+        """Answer one request: the current run's fake (replay) or the recording proxy.
+
+        ``provider`` is the provider the request went to (the routing names it; a request to
+        the loopback server is the ``default`` provider's, or NAME's on ``/_agui/NAME/...``);
+        ``origin`` the scheme and host it was sent to."""
+        provider, path, origin = _route(provider, path, headers, origin)
+        if self._mode == "replay" and self.fake is not None:
+            body = self._scrubbed(headers, body)
+            return self.fake.handle(method, path, headers, body, provider=provider)
+        if self._mode == "record" and self.recorder is not None:
+            return self._proxy_for(provider, origin)(method, path, headers, body)
+        return self._outside_run(method, path)
+
+    async def ahandle(
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        body: bytes,
+        *,
+        provider: str | None = None,
+        origin: str | None = None,
+    ) -> Plan:
+        provider, path, origin = _route(provider, path, headers, origin)
+        if self._mode == "replay" and self.fake is not None:
+            body = self._scrubbed(headers, body)
+            return await self.fake.ahandle(method, path, headers, body, provider=provider)
+        if self._mode == "record" and self.recorder is not None:
+            proxy = self._proxy_for(provider, origin)
+            plan = await asyncio.to_thread(proxy, method, path, headers, body)
+            # the upstream's body is read in a worker thread, chunk by chunk: a slow stream
+            # never blocks the agent's event loop while it records
+            plan.abody = _off_loop(iter(plan.body))
+            return plan
+        return self._outside_run(method, path)
+
+    def _proxy_for(self, provider: str, origin: str | None) -> ProxyApp:
+        """The recording proxy of ``provider``: to its upstream (``--agui-upstream NAME=URL``),
+        else to the bare upstream's host, else to where the client sent it (the real host)."""
+        from agui_replay.providers.transport import (
+            BASE_PATHS,
+            DEFAULT_PROVIDER,
+            ENV_VARS,
+            REAL_ORIGINS,
+        )
+
+        with self._lock:
+            assert self.recorder is not None
+            upstreams = self._session.upstreams()
+            client_path = BASE_PATHS.get(provider, "")
+            target: str | None
+            if provider == DEFAULT_PROVIDER:
+                target = None  # the recorder's own upstream; the client uses its path
+            elif provider in upstreams:
+                target = upstreams[provider]
+            elif (bare := self._session.bare_upstream()) is not None:
+                parts = urlsplit(bare)  # its host, with the path the client uses
+                target = f"{parts.scheme}://{parts.netloc}{client_path}"
+            elif (var := ENV_VARS.get(provider, ("", ""))[0]) in self._env_before:
+                target = self._env_before[var]  # what the user's environment pointed at
+            else:
+                real = REAL_ORIGINS.get(provider)
+                if origin is None or (real is not None and _is_loopback(origin)):
+                    origin = real  # an environment route: the provider's own host
+                target = f"{origin or ''}{client_path}"
+            key = f"{provider} {target}"
+            proxy = self._proxies.get(key)
+            if proxy is None:
+                if target is None:
+                    proxy = self.recorder.app(provider=provider)
+                else:
+                    proxy = self.recorder.app(
+                        target, provider=provider, client_base_path=client_path
+                    )
+                self._proxies[key] = proxy
+            return proxy
+
+    def _scrubbed(self, headers: Mapping[str, str], body: bytes) -> bytes:
+        """The request body as the recording stored it: secrets (and auth tokens) scrubbed.
+
+        The recorded request is compared with this one, so a secret the agent sends in a body
+        (a key, a configured password) must not make the replay differ from its recording.
+        """
+        if not body:
+            return body
+        from agui_replay.providers import parse_body
+
+        parsed = parse_body(body)
+        scrubbed = scrub({"headers": dict(headers), "body": parsed}, secrets=self._session.secrets)
+        if scrubbed["body"] == parsed:
+            return body
+        if isinstance(parsed, str):
+            return str(scrubbed["body"]).encode("utf-8")
+        return json.dumps(scrubbed["body"], ensure_ascii=False).encode("utf-8")
+
+    def _outside_run(self, method: str, path: str) -> Plan:
+        from agui_replay.providers import detect_api, error_plan
+
+        return error_plan(
+            detect_api(path),
+            500,
+            f"agui_replay: {method} {path} arrived outside agui.run(); the session's provider "
+            "only serves requests made while a run is in progress",
+            error_type="agui_replay_error",
+            headers=[("x-should-retry", "false")],
+        )
+
+    def _replay(self, interactions: Sequence[Mapping[str, Any]], match: Any) -> FakeProvider:
+        from agui_replay.providers import FakeProvider
+
+        self.fake = FakeProvider.from_interactions(interactions, match=match)
+        self._mode = "replay"
+        return self.fake
+
+    def _record(self) -> int:
+        """Start forwarding to the upstream; returns the index of the run's first interaction."""
+        if self.recorder is None:
+            from agui_replay.providers import Recorder
+
+            self.recorder = Recorder(self._session.upstream_url(), secrets=self._session.secrets)
+        self._mode = "record"
+        return len(self.recorder.interactions)
+
+    def _recorded_since(self, start: int) -> list[dict[str, Any]]:
+        assert self.recorder is not None
+        return [i.to_dict() for i in self.recorder.interactions[start:]]
+
+    def _idle(self) -> None:
+        self._mode = "idle"
+
+    def close(self) -> None:
+        self._mode = "idle"
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        if self.recorder is not None:
+            self.recorder.close()
+        self._proxies.clear()
+
+
+async def _off_loop(items: Iterator[tuple[float, bytes]]) -> AsyncIterator[tuple[float, bytes]]:
+    while True:
+        item = await asyncio.to_thread(next, items, _DONE)
+        if item is _DONE:
+            return
+        yield item
+
+
+_DONE: Any = object()
+
+
+def _route(
+    provider: str | None, path: str, headers: dict[str, str], origin: str | None
+) -> tuple[str, str, str | None]:
+    """The provider, its path and the origin of a request; a request that came to the loopback
+    server names them in its path (``/_agui/NAME/...``) and, when the routing rewrote it,
+    in a header, which is taken out here (it is ours, not the agent's)."""
+    from agui_replay.providers.transport import DEFAULT_PROVIDER, ORIGIN_HEADER, split_route
+
+    if provider is not None:
+        return provider, path, origin
+    meant = headers.pop(ORIGIN_HEADER, None)
+    named, rest = split_route(path)
+    if named is None:
+        return DEFAULT_PROVIDER, path, origin
+    return named, rest, origin or meant
+
+
+def _is_loopback(origin: str) -> bool:
+    host = urlsplit(origin).hostname or ""
+    return host in ("127.0.0.1", "localhost", "::1")

@@ -1,0 +1,27 @@
+"""Scrubbing: keep API keys and other secrets out of everything that is stored."""
+
+from agui_replay.scrub._scrubber import (
+    DEFAULT_SECRET_HEADERS,
+    DEFAULT_SECRET_PATTERNS,
+    MIN_SECRET_LENGTH,
+    SCRUBBED,
+    Scrubber,
+    scrub,
+    scrub_sequence,
+)
+from agui_replay.scrub._streams import (
+    scrub_chunks,
+    split_scrub,
+)
+
+__all__ = [
+    "DEFAULT_SECRET_HEADERS",
+    "DEFAULT_SECRET_PATTERNS",
+    "MIN_SECRET_LENGTH",
+    "SCRUBBED",
+    "Scrubber",
+    "scrub",
+    "scrub_chunks",
+    "scrub_sequence",
+    "split_scrub",
+]

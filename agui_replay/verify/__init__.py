@@ -1,0 +1,21 @@
+"""The AG-UI ordering rules (PROTOCOL-NOTES §2), checked one event at a time."""
+
+from agui_replay.verify._verifier import (
+    CHUNK_PASSTHROUGH_TYPES,
+    ChunkExpander,
+    Mode,
+    SchemaViolation,
+    Verifier,
+    expand_chunks,
+    verify_stream,
+)
+
+__all__ = [
+    "CHUNK_PASSTHROUGH_TYPES",
+    "ChunkExpander",
+    "Mode",
+    "SchemaViolation",
+    "Verifier",
+    "expand_chunks",
+    "verify_stream",
+]
