@@ -27,7 +27,6 @@ from ag_ui.core import StateDeltaEvent, StateSnapshotEvent
 from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from . import _compiled
 from .errors import PatchError, StateDecodeError
 from .patch._diff import _overflows, _plain_json, _publish_diff
 from .patch._json import (
@@ -521,8 +520,6 @@ class StateManager:
         place): the sketch's values become hashes, which ``marshal`` does not see (see
         patch._sketch.Sketch); and the next snapshot's sketch will be hashed at once. The
         compiled check does not look at reference counts: with it, the values stay."""
-        if _compiled.is_plain is not None:
-            return
         self._mutated = True
         kept = self._sketch
         if kept is not None and kept.values:
@@ -606,10 +603,7 @@ def _copy_for_snapshot(state: Any, encoded: bytes, loadable: bool) -> Any:
     A small state's first delta would decode the bytes (3.5x a dumps at 10 KB, the dearest
     step of that publish); the copy costs about 1x, and its leaves, the state's own strings,
     make the next diff's ``==`` cheaper still."""
-    copy = _compiled.plain_copy
-    if copy is None or not loadable or len(encoded) >= _LOCAL:
-        return None
-    return copy(state, MAX_DEPTH)
+    return None
 
 
 def _decode(encoded: bytes, loadable: bool) -> Any:

@@ -74,7 +74,6 @@ from typing import Any
 import jsonpatch
 import orjson
 
-from agui_replay import _compiled
 from agui_replay.client import Session
 from agui_replay.patch import diff
 from agui_replay.state import Delta, Snapshot, StateManager
@@ -374,15 +373,6 @@ def streams(counts: list[int], repeats: int) -> list[str]:
     return lines
 
 
-def helpers() -> str:
-    """Which paths the StateManager takes here: the compiled helpers' or pure Python's."""
-    if _compiled.is_plain is not None:
-        return "with the compiled helpers (agui_replay._speedups)"
-    if _compiled.BUILT:
-        return f"pure Python ({_compiled.PURE_PYTHON_VARIABLE} is set)"
-    return "pure Python (agui_replay._speedups is not built: no C compiler at install)"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=11)
@@ -405,7 +395,6 @@ def main() -> None:
         sizes, rounds = [84, 840, 8_400, 84_000], args.rounds
         counts, repeats = [100_000, 1_000_000], 3
     if not args.no_table:
-        print(f"StateManager: {helpers()}")
         print("publish / diff: CPU time as x orjson.dumps of the new state, medians of")
         print(f"{rounds} rounds at 1 MB (more for smaller states, fewer at 10 MB)")
         print("\n".join(table(sizes, rounds, isolated=args.isolated)), flush=True)

@@ -1,12 +1,7 @@
 """The StateManager after a snapshot, when it keeps the state only as JSON bytes: a different
 document shown to need a snapshot from the baseline's sketch (patch._sketch), and a small
 change diffed from the part of the bytes that changed (patch._window). Both must give what
-the seeds' rule gives with the full type-strict diff, whatever the shortcut.
-
-With the compiled helper built, a snapshot of a state under 32 KB keeps a copy instead of the
-bytes (agui_replay._compiled.plain_copy); every test here runs without that copy, the path of
-an install without a compiler, so that small states still take the bytes' shortcuts. (The
-two paths are compared against each other in tests/test_compiled.py.)"""
+the seeds' rule gives with the full type-strict diff, whatever the shortcut."""
 
 from __future__ import annotations
 
@@ -24,7 +19,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from state_rule import check, expected, strict
 
-from agui_replay import _compiled
 from agui_replay.errors import PatchError
 from agui_replay.patch import apply_patch
 from agui_replay.patch._sketch import overflows, sketch
@@ -34,16 +28,10 @@ from agui_replay.state import _LAZY, Delta, Snapshot, StateManager, Unchanged
 SETTINGS = settings(max_examples=60, deadline=None, database=None)
 
 
-@pytest.fixture(autouse=True)
-def _bytes_after_a_snapshot(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_compiled, "plain_copy", None)
-
-
 @pytest.fixture
-def marshal_check(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The type check of an install without the compiled helpers (``marshal``), for which the
-    sketch hashes its strings before the same object is checked again."""
-    monkeypatch.setattr(_compiled, "is_plain", None)
+def marshal_check() -> None:
+    """The type check (``marshal``), for which the sketch hashes its strings before the same
+    object is checked again."""
 
 
 BIG = 40_000  # bytes of a member beside the list: from 32 KB on, deltas after a snapshot are

@@ -16,7 +16,6 @@ from typing import Any, cast
 
 import orjson
 
-from .. import _compiled
 from ._apply import _removal, _undo, apply_patch
 from ._json import (
     MAX_DEPTH,
@@ -773,9 +772,6 @@ def _plain_json(value: Any, encoded: bytes) -> bool:
     refuses every type but the exact built-in ones (about two ``orjson.dumps`` of work), and a
     NaN or an infinity in its output has a telltale shape.
     """
-    check = _compiled.is_plain
-    if check is not None:
-        return check(value, MAX_DEPTH)
     try:
         data = marshal.dumps(value, 4)
     except ValueError:  # an enum, a UUID, a subclass of a JSON type...
