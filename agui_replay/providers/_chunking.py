@@ -8,7 +8,8 @@
 ['{"city', '": "Pa', 'ris"}']
 
 ``chunkings(text)`` is a hypothesis strategy over every way to cut ``text`` into non-empty
-chunks, so a test can prove an agent copes with any chunking::
+chunks, so a test can prove an agent copes with any chunking (it needs the ``strategies``
+extra; the other functions do not)::
 
     @given(chunks=chunkings("Hello world"))
     def test_any_split(chunks):
@@ -67,7 +68,14 @@ def chunkings(text: str, *, max_chunks: int | None = None) -> SearchStrategy[lis
 
     Shrinks towards fewer cuts (the whole text in one chunk).
     """
-    from hypothesis import strategies as st
+    try:
+        from hypothesis import strategies as st
+    except ImportError as exc:
+        raise ImportError(
+            "chunkings() is a hypothesis strategy and needs hypothesis: install "
+            'agui-replay[strategies] (pip install "agui-replay[strategies]")',
+            name=exc.name,
+        ) from exc
 
     if len(text) < 2:
         return st.just([text] if text else [])

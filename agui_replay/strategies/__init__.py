@@ -1,7 +1,7 @@
 """Hypothesis strategies for testing AG-UI state sync and event handling.
 
-Importing this module imports ``hypothesis`` (install the ``test`` extra); nothing else in
-``agui_replay`` does.
+Importing this module imports ``hypothesis``, which the ``strategies`` extra installs
+(``pip install "agui-replay[strategies]"``); nothing else in ``agui_replay`` does.
 
 The round trip a front end relies on, checked for your own state type::
 
@@ -33,6 +33,16 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import orjson
+
+try:
+    import hypothesis  # noqa: F401  (only to say which extra is missing)
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess by test_startup
+    raise ImportError(
+        "agui_replay.strategies needs hypothesis: install agui-replay[strategies] "
+        '(pip install "agui-replay[strategies]")',
+        name=exc.name,
+    ) from exc
+
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
