@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agui_replay.patch._diff as walk
-from agui_replay.patch import apply_patch, diff
-from agui_replay.patch._diff import _common_prefix, _common_suffix, _publish_diff
+from agui_replay.patch import apply_patch, diff, diff_in_place
+from agui_replay.patch._diff import _common_prefix, _common_suffix
 
 
 def _naive_prefix(a: list[Any], b: list[Any], limit: int) -> int:
@@ -101,8 +101,8 @@ def test_lists_of_one_length_are_paired_from_one_pass(size: int, data: st.DataOb
 
     baseline = orjson.loads(orjson.dumps(old))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(walk, "_diff_checked", refused)
-        result = _publish_diff(baseline, new, orjson.dumps(new), room=1 << 40)
+        patch.setattr(walk, "_strict_eq", refused)
+        result = diff_in_place(baseline, new)
     assert result is not None
     assert result[0] == diff(old, new)
     assert result[1] == new

@@ -1,5 +1,6 @@
 """RFC 6902 JSON Patch: a type-strict ``diff``, an atomic copy-on-write ``apply_patch``, and
-``apply_patch_in_place`` (atomic too, through an undo log) for documents you own.
+for documents you own ``apply_patch_in_place`` (atomic too, through an undo log) and
+``diff_in_place`` (the diff that turns one into a new value, with a size limit).
 
 JSON values are the plain Python ones: ``None``, ``bool``, ``int``, ``float`` (finite),
 ``str``, ``list`` (tuples are read as arrays) and ``dict`` with ``str`` keys. Equality is
@@ -24,9 +25,10 @@ are not JSON values.
 
 from __future__ import annotations
 
+from .._jsonvalues import MAX_DEPTH, JSONValue, Operation
 from ._apply import apply_patch, apply_patch_in_place
-from ._diff import diff
-from ._json import MAX_DEPTH, JSONValue, Operation, canonical_json, compact_json, json_equal
+from ._diff import diff, diff_exceeds, diff_in_place
+from ._json import canonical_json, compact_json, json_equal
 
 __all__ = [
     "MAX_DEPTH",
@@ -37,5 +39,7 @@ __all__ = [
     "canonical_json",
     "compact_json",
     "diff",
+    "diff_exceeds",
+    "diff_in_place",
     "json_equal",
 ]

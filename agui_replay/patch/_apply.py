@@ -9,17 +9,14 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._limits import depth_within, short_repr
+from .._jsonvalues import MAX_DEPTH, Invalid, JSONValue, Operation, plain_copy
+from .._limits import depth_within
+from .._text import short_repr
 from ..errors import PatchError
 from ._json import (
     _OPS,
-    MAX_DEPTH,
-    JSONValue,
-    Operation,
-    _copy,
     _describe,
     _Fail,
-    _Invalid,
     _json_eq,
     _kind,
     _pointer,
@@ -51,15 +48,15 @@ def _index(token: str, length: int, *, for_insert: bool, tokens: Sequence[str], 
 
 def _numbers_equal(a: Any, b: Any, budget: int) -> bool:
     """RFC 6902 §4.6 equality for ``test``: numbers by value (``1`` equals ``1.0``), all else
-    JSON-strict (``true`` is a literal, not the number 1). Raises _Invalid for non-JSON."""
+    JSON-strict (``true`` is a literal, not the number 1). Raises Invalid for non-JSON."""
     kind, other = _kind(a), _kind(b)
     if kind == "?" or other == "?":
         bad = a if kind == "?" else b
-        raise _Invalid(f"a {type(bad).__name__} is not a JSON value")
+        raise Invalid(f"a {type(bad).__name__} is not a JSON value")
     if kind in _NUMBER_KINDS and other in _NUMBER_KINDS:
         for number in (a, b):
             if type(number) is float and not math.isfinite(number):
-                raise _Invalid(
+                raise Invalid(
                     f"{number!r} is not a JSON number (NaN and infinity have no JSON form)"
                 )
         return bool(a == b)  # exact: 2**53 + 1 differs from 2.0**53
@@ -67,13 +64,13 @@ def _numbers_equal(a: Any, b: Any, budget: int) -> bool:
         return False
     if kind == "array":
         if budget <= 0:
-            raise _Invalid(f"nested deeper than MAX_DEPTH={MAX_DEPTH} arrays/objects")
+            raise Invalid(f"nested deeper than MAX_DEPTH={MAX_DEPTH} arrays/objects")
         return len(a) == len(b) and all(
             _numbers_equal(x, y, budget - 1) for x, y in zip(a, b, strict=True)
         )
     if kind == "object":
         if budget <= 0:
-            raise _Invalid(f"nested deeper than MAX_DEPTH={MAX_DEPTH} arrays/objects")
+            raise Invalid(f"nested deeper than MAX_DEPTH={MAX_DEPTH} arrays/objects")
         return a.keys() == b.keys() and all(
             _numbers_equal(value, b[key], budget - 1) for key, value in a.items()
         )
@@ -309,8 +306,8 @@ class _Patcher:
                     )
                 return
             try:
-                value = _copy(raw, MAX_DEPTH - len(tokens))
-            except _Invalid as exc:
+                value = plain_copy(raw, MAX_DEPTH - len(tokens))
+            except Invalid as exc:
                 raise _Fail(_invalid_value(exc, "value", len(tokens))) from None
             self._fresh(value)
             if name == "add":
@@ -321,8 +318,8 @@ class _Patcher:
         source = _pointer_tokens(op, "from")
         if name == "copy":
             try:
-                value = _copy(self.get(source), MAX_DEPTH - len(tokens))
-            except _Invalid as exc:
+                value = plain_copy(self.get(source), MAX_DEPTH - len(tokens))
+            except Invalid as exc:
                 raise _Fail(_invalid_value(exc, "copied value", len(tokens))) from None
             self._fresh(value)
             self.add(tokens, value)
@@ -362,7 +359,7 @@ def _pointer_tokens(op: Mapping[str, Any], name: str) -> tuple[str, ...]:
     return tokens
 
 
-def _invalid_value(exc: _Invalid, what: str, depth: int) -> str:
+def _invalid_value(exc: Invalid, what: str, depth: int) -> str:
     if exc.reason.startswith("nested deeper"):
         return (
             f"the {what} would nest the document deeper than MAX_DEPTH={MAX_DEPTH} "
@@ -448,7 +445,7 @@ def _run(patcher: _Patcher, ops: Sequence[Operation]) -> JSONValue:
             raise PatchError(
                 str(exc), op_index=index, op=op, path=path if isinstance(path, str) else None
             ) from None
-        except _Invalid as exc:  # a `test` against a value that is not JSON
+        except Invalid as exc:  # a `test` against a value that is not JSON
             path = op.get("path")
             raise PatchError(
                 _invalid_value(exc, "compared value", 0),

@@ -6,7 +6,6 @@ Private to :mod:`agui_replay.patch`; the public names are re-exported there.
 from __future__ import annotations
 
 import gc
-import marshal
 import math
 import operator
 from bisect import bisect_left
@@ -16,23 +15,19 @@ from typing import Any, cast
 
 import orjson
 
-from ._apply import _removal, _undo, apply_patch
-from ._json import (
+from .._jsonvalues import (
     MAX_DEPTH,
+    Invalid,
     JSONValue,
     Operation,
-    _checked_json,
-    _copy,
-    _dumps,
-    _dumps_known,
-    _escape,
-    _Invalid,
-    _strict_eq,
-    _tokens,
-    _value_error,
+    dumps,
+    dumps_known,
+    escape,
+    plain_copy,
+    value_error,
 )
-from ._splice import places as _places
-from ._splice import spliced as _spliced
+from ._apply import _removal, _undo, apply_patch, apply_patch_in_place
+from ._json import _checked_json, _strict_eq, _tokens
 
 _Eq = Callable[[Any, Any], bool]
 
@@ -113,7 +108,7 @@ class _Walk:
         only needs to be finite."""
         if kind is float:
             if not math.isfinite(value):
-                exc = _Invalid(
+                exc = Invalid(
                     f"{value!r} is not a JSON number (NaN and infinity have no JSON form)"
                 )
                 exc.tokens.extend(reversed(_tokens(op["path"])))
@@ -178,7 +173,7 @@ class _Walk:
         if not same_keys:
             for key in a:
                 if key not in b:
-                    self.remove(f"{path}/{_escape(key)}", a, key)
+                    self.remove(f"{path}/{escape(key)}", a, key)
         members: Any = b.items()
         if same_keys and fast and len(b) > 8:
             # A large object (records keyed by id): pick the changed members inside C iterators
@@ -188,7 +183,7 @@ class _Walk:
             members = ((key, b[key]) for key in changed)
         for key, new in members:
             if not same_keys and key not in a:
-                self.add(f"{path}/{_escape(key)}", new, a, key)
+                self.add(f"{path}/{escape(key)}", new, a, key)
                 continue
             old = a[key]
             kind = type(new)
@@ -198,17 +193,17 @@ class _Walk:
                 if kind is list:
                     if fast and len(new) <= _SHORT and old == new:
                         continue
-                    self.array(old, new, f"{path}/{_escape(key)}")
+                    self.array(old, new, f"{path}/{escape(key)}")
                     continue
                 if (old == new) if fast else eq(old, new):
                     continue
                 if kind is dict:
-                    self.object(old, new, f"{path}/{_escape(key)}")
+                    self.object(old, new, f"{path}/{escape(key)}")
                     continue
                 if kind in _SCALARS:
-                    self.replace(f"{path}/{_escape(key)}", new, a, key)
+                    self.replace(f"{path}/{escape(key)}", new, a, key)
                     continue
-            self.value(old, new, f"{path}/{_escape(key)}", a, key)
+            self.value(old, new, f"{path}/{escape(key)}", a, key)
 
     def array(self, a: Any, b: Any, path: str) -> None:
         """Trim the common prefix and suffix; pair up the middle, then remove or add the rest.
@@ -268,7 +263,7 @@ class _Walk:
         first = b[at]
         if type(first) is not dict:
             return
-        keys = [(key, 28 + len(path) + len(_escape(key))) for key in first]
+        keys = [(key, 28 + len(path) + len(escape(key))) for key in first]
         bound = 0
         for chunk in range(at, stop, 1024):
             end = min(stop, chunk + 1024)
@@ -377,7 +372,7 @@ class _Walk:
                 hits.append((k, where, was, now))
         if len(hits) > 1 and not _in_order(news, order, hits):
             return False
-        names = [_escape(key) for key in order]
+        names = [escape(key) for key in order]
         if self._scalar_columns(path, changed, olds, order, names, hits):
             return True
         columns = {k: (was, now) for k, _, was, now in hits}
@@ -600,9 +595,9 @@ def _copy_ops(ops: list[Operation]) -> list[Operation]:
         if "value" in op:
             depth = len(_tokens(op["path"]))
             try:
-                value = _copy(op["value"], MAX_DEPTH - depth)
-            except _Invalid as exc:
-                raise _value_error(exc, "the new value") from None
+                value = plain_copy(op["value"], MAX_DEPTH - depth)
+            except Invalid as exc:
+                raise value_error(exc, "the new value") from None
             op = {**op, "value": value}
         out.append(op)
     return out
@@ -614,14 +609,14 @@ def _diff_checked(
     """A verified type-strict patch from ``a`` to ``b``, ``a`` with it applied, and that
     result's compact JSON.
 
-    Both must have passed :func:`_dumps`; ``a_plain`` says ``a`` is already a plain copy (the
+    Both must have passed :func:`dumps`; ``a_plain`` says ``a`` is already a plain copy (the
     StateManager's baseline). A fast diff using Python ``==`` runs first; since ``==`` equates
     1, 1.0 and True, its result is applied to ``a`` and compared byte for byte with ``b``. Only
     on a mismatch does the strict diff run, on plain copies. NaN or non-JSON objects inside the
     changed parts of ``b`` raise :class:`PatchError`.
     """
     if b_bytes is None:
-        b_bytes = _dumps(b, sort=False)
+        b_bytes = dumps(b, sort=False)
     if fast:
         ops = _copy_ops(_raw_diff(a, b, operator.eq))
         patched = apply_patch(a, ops) if ops else a
@@ -629,10 +624,10 @@ def _diff_checked(
         if patched_bytes is not None:
             return ops, patched, patched_bytes
     try:
-        plain_a = a if a_plain else _copy(a, MAX_DEPTH)
-        plain_b = _copy(b, MAX_DEPTH)
-    except _Invalid as exc:
-        raise _value_error(exc, "the new value") from None
+        plain_a = a if a_plain else plain_copy(a, MAX_DEPTH)
+        plain_b = plain_copy(b, MAX_DEPTH)
+    except Invalid as exc:
+        raise value_error(exc, "the new value") from None
     # plain_b is private to this call, so its parts can go into the ops without another copy.
     ops = _raw_diff(plain_a, plain_b, _strict_eq)
     patched = apply_patch(a, ops) if ops else a
@@ -642,21 +637,53 @@ def _diff_checked(
     return ops, patched, patched_bytes
 
 
-def _publish_diff(
-    a: Any, b: Any, b_bytes: bytes, room: int | None = None, a_bytes: bytes | None = None
-) -> tuple[list[Operation], Any, bytes] | None:
-    """:func:`_diff_checked` for the StateManager, whose baseline ``a`` is a private plain copy.
+def diff_in_place(
+    doc: JSONValue,
+    new: JSONValue,
+    *,
+    limit: int | None = None,
+    new_json: bytes | None = None,
+    what: str = "the new value",
+) -> tuple[list[Operation], JSONValue] | None:
+    """Turn ``doc``, a JSON document you own, into ``new`` in place; return the operations that
+    did it (the type-strict patch :func:`diff` gives, values independent copies) and the
+    document, which is ``doc`` itself unless the whole of it was replaced (an object by an
+    array, say), as :func:`apply_patch_in_place` returns it.
 
-    ``None`` when the patch cannot be shorter than ``b_bytes`` (the walk stops there; ``a`` is
-    untouched; ``room`` replaces that budget when ``b`` is part of a larger document).
-    Otherwise the patch, the new baseline and its compact JSON: the patch is
-    applied to ``a`` in place through the container references the walk kept (no paths parsed,
-    nothing copied but the new containers), and undone if the byte check fails. ``a_bytes``,
-    when given, is ``a``'s compact JSON as :func:`_dumps_known` writes it (orjson's, no
-    integers beyond 64 bits): a patch of a few operations is then checked from it
-    (:mod:`._splice`) instead of encoding the whole patched baseline.
+    ``doc`` must hold only plain JSON values (as ``orjson.loads`` or a copy made by this package
+    gives them): it is not validated. ``new`` is validated where it differs from ``doc``; a value
+    that is not JSON raises :class:`~agui_replay.errors.PatchError` naming ``what`` and the
+    place, and leaves ``doc`` as it was. ``new_json``, when given, must be the compact JSON of
+    ``new`` (:func:`compact_json`), which spares encoding it again.
+
+    ``limit``: the walk stops as soon as the patch's compact JSON is sure to take at least
+    ``limit`` bytes, and then ``None`` is returned and ``doc`` is untouched. This is how a
+    state sync picks a patch only when it is shorter than the whole document.
+
+    >>> doc = {"step": 1, "notes": ["a"]}
+    >>> ops, now = diff_in_place(doc, {"step": 2, "notes": ["a"]})
+    >>> ops, now is doc
+    ([{'op': 'replace', 'path': '/step', 'value': 2}], True)
+    >>> doc
+    {'step': 2, 'notes': ['a']}
+    >>> diff_in_place(doc, {"other": "document"}, limit=20) is None
+    True
     """
-    walk = _Walk(operator.eq, room=len(b_bytes) - 1 if room is None else room, writes=True)
+    try:
+        if new_json is None:
+            new_json = dumps(new, sort=False)
+        return _diff_in_place(doc, new, new_json, limit)
+    except Invalid as exc:
+        raise value_error(exc, what) from None
+
+
+def _diff_in_place(
+    a: Any, b: Any, b_bytes: bytes, limit: int | None
+) -> tuple[list[Operation], Any] | None:
+    """:func:`diff_in_place`, raising :class:`Invalid`: the patch is applied to ``a`` through
+    the container references the walk kept (no paths parsed, nothing copied but the new
+    values), then checked against ``b_bytes`` and undone when ``==`` hid a change of type."""
+    walk = _Walk(operator.eq, room=None if limit is None else limit - 1, writes=True)
     try:
         walk.value(a, b, "", None, None)
     except _TooBig:
@@ -664,7 +691,6 @@ def _publish_diff(
     ops = walk.ops
     _own_values(walk)  # first, so that bad JSON raises before anything changes
     sets = cast(list[tuple[Any, Any, Any, Any]], walk.sets)
-    rewrites = None if a_bytes is None or walk.root else _places(sets, walk.edits)
     for node, key, value, _ in sets:
         node[key] = value
     log: list[tuple[Any, ...]] = []
@@ -681,28 +707,26 @@ def _publish_diff(
         else:
             log.append(_removal(node, key))
     root = walk.root[0] if walk.root else a
-    if rewrites is not None and _spliced(cast(bytes, a_bytes), rewrites, b_bytes):
-        return ops, root, b_bytes
-    patched_bytes = _verified(root, b, b_bytes)
-    if patched_bytes is not None:
-        return ops, root, patched_bytes
-    # 1, 1.0 and True are == in Python: the strict diff settles it, from the baseline as it was.
+    if _verified(root, b, b_bytes) is not None:
+        return ops, root
+    # 1, 1.0 and True are == in Python: the strict diff settles it, from the document as it was.
     _undo(log)
     for node, key, _, old in reversed(sets):
         node[key] = old
-    return _diff_checked(a, b, b_bytes=b_bytes, a_plain=True, fast=False)
+    ops = _raw_diff(a, plain_copy(b, MAX_DEPTH), _strict_eq)
+    return ops, apply_patch_in_place(a, ops)
 
 
 def _own_values(walk: _Walk) -> None:
     """Give each operation the walk marked an independent copy of its value, and its write
-    another one for the baseline (raises :class:`_Invalid`, naming the place, for bad JSON)."""
+    another one for the baseline (raises :class:`Invalid`, naming the place, for bad JSON)."""
     for op, where, index in walk.owned:
         value = op["value"]
         depth = op["path"].count("/")
         try:
-            value = op["value"] = _copy(value, MAX_DEPTH - depth)
-            mine = _copy(value, MAX_DEPTH - depth) if type(value) in (dict, list) else value
-        except _Invalid as exc:
+            value = op["value"] = plain_copy(value, MAX_DEPTH - depth)
+            mine = plain_copy(value, MAX_DEPTH - depth) if type(value) in (dict, list) else value
+        except Invalid as exc:
             exc.tokens.extend(reversed(_tokens(op["path"])))
             raise
         entry = where[index]
@@ -712,11 +736,11 @@ def _own_values(walk: _Walk) -> None:
 def _verified(patched: Any, b: Any, b_bytes: bytes) -> bytes | None:
     """The compact JSON of ``patched`` if it is JSON-equal to ``b``, else None (both are JSON
     within MAX_DEPTH: ``b`` passed :func:`_dumps`, ``patched`` is built from it)."""
-    patched_bytes = _dumps_known(patched)
+    patched_bytes = dumps_known(patched)
     if patched_bytes == b_bytes:
         return patched_bytes
     # The same JSON with keys in another order still counts.
-    if len(patched_bytes) == len(b_bytes) and _dumps(patched, sort=True) == _dumps(b, sort=True):
+    if len(patched_bytes) == len(b_bytes) and dumps(patched, sort=True) == dumps(b, sort=True):
         return patched_bytes
     return None
 
@@ -746,58 +770,18 @@ def diff(a: JSONValue, b: JSONValue) -> list[Operation]:
             gc.enable()
 
 
-# --- the StateManager's snapshots: validation without a decoded copy, and the early "new
-# document" answer against the previous value --------------------------------------------------
+def diff_exceeds(a: JSONValue, b: JSONValue, limit: int) -> bool:
+    """Whether the compact JSON of ``diff(a, b)`` is sure to take at least ``limit`` bytes,
+    found by a walk that stops as soon as it is (a lower bound: ``False`` means "maybe
+    shorter"). Neither value is modified or validated; one that is not JSON may raise
+    anything, or count as a change.
 
-
-def _overflows(a: Any, b: Any, b_bytes: bytes) -> bool:
-    """Whether the walk of :func:`_publish_diff` from ``a`` to ``b`` stops because the patch
-    cannot be shorter than ``b_bytes``. ``a`` is only read (no writes are kept)."""
-    walk = _Walk(operator.eq, room=len(b_bytes) - 1)
+    >>> diff_exceeds({"a": 1}, {"b": 2}, 7), diff_exceeds([1] * 50, [1] * 49 + [2], 100)
+    (True, False)
+    """
+    walk = _Walk(operator.eq, room=limit - 1)
     try:
         walk.value(a, b, "", None, None)
     except _TooBig:
         return True
     return False
-
-
-def _plain_json(value: Any, encoded: bytes) -> bool:
-    """Whether ``encoded``, the compact JSON orjson wrote for ``value``, says all there is to
-    say about it: ``value`` holds only the exact JSON types (tuples too) and no NaN or
-    infinity. ``False`` means "not shown", not "invalid": the caller then checks the slow way.
-
-    orjson also writes enums, UUIDs and its ``Fragment``, and turns NaN and infinity into
-    ``null``. The compiled check (:mod:`agui_replay._compiled`) walks the containers for exact
-    types and finite floats (about a third of an ``orjson.dumps``); without it, ``marshal``
-    refuses every type but the exact built-in ones (about two ``orjson.dumps`` of work), and a
-    NaN or an infinity in its output has a telltale shape.
-    """
-    try:
-        data = marshal.dumps(value, 4)
-    except ValueError:  # an enum, a UUID, a subclass of a JSON type...
-        return False
-    # The search for NaN's shape usually costs less than the one for "null" (without which
-    # there is no NaN); when it finds something, or too much to look at, "null" settles it.
-    return _finite(data) or b"null" not in encoded
-
-
-def _finite(data: bytes) -> bool:
-    """Whether no float in the marshal (version 4) bytes ``data`` can be NaN or infinite.
-
-    marshal writes a float as ``g`` (``0xe7`` when it is referenced again) and its 8 bytes,
-    little-endian: NaN and infinity have all 11 exponent bits set, so their last byte is
-    ``0x7f`` or ``0xff`` and the one before it at least ``0xf0``. The bytes are searched for
-    that shape; bytes of other records that happen to look like it give a false ``False``
-    (never a false ``True``), and so does a document with too many candidates to look at.
-    """
-    seen, most = 0, 256 + len(data) // 64
-    for last in (0x7F, 0xFF):
-        at = data.find(last, 8)
-        while at != -1:
-            if data[at - 1] >= 0xF0 and data[at - 8] in (0x67, 0xE7):
-                return False
-            seen += 1
-            if seen > most:
-                return False
-            at = data.find(last, at + 1)
-    return True

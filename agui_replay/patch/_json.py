@@ -5,59 +5,29 @@ Private to :mod:`agui_replay.patch`; the public names are re-exported there.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, TypeAlias
+from typing import Any
 
 import orjson
 
-from .._limits import MAX_JSON_INT_DIGITS, MAX_PATCH_DEPTH, depth_limited_dumps, short_repr
-from ..errors import PatchError
+from .._jsonvalues import MAX_DEPTH, JSONValue
+from .._jsonvalues import OPTIONS as _OPTS
+from .._jsonvalues import Invalid as _Invalid
+from .._jsonvalues import dumps as _dumps
+from .._jsonvalues import escape as _escape
+from .._jsonvalues import padded_dumps as _padded_dumps
+from .._jsonvalues import plain_copy as _copy
+from .._jsonvalues import value_error as _value_error
+from .._text import short_repr
 
-JSONValue: TypeAlias = Any
-"""A JSON value as plain Python data (kept as ``Any`` so callers' ``dict[str, X]`` fit)."""
-
-Operation: TypeAlias = dict[str, Any]
-"""One RFC 6902 operation, e.g. ``{"op": "replace", "path": "/step", "value": 2}``."""
-
-MAX_DEPTH = MAX_PATCH_DEPTH
-"""The deepest (128) nesting of arrays/objects accepted (a scalar has depth 0, ``[]`` depth 1).
-
-orjson refuses more than 254 levels and pydantic's JSON parser about 200; an event or a cassette
-wraps the state in a few more levels, so 128 leaves room for every envelope while staying far
-beyond any real application state.
-"""
-
-_INT_LIMIT = 10**MAX_JSON_INT_DIGITS  # the smallest integer with one digit too many
-_INT_BITS = _INT_LIMIT.bit_length() - 1  # below this many bits, no integer reaches it
-_OPTS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-_SORTED = _OPTS | orjson.OPT_SORT_KEYS
 _OPS = ("add", "remove", "replace", "move", "copy", "test")
-
-
-class _Invalid(Exception):
-    """A value that is not a JSON value; ``tokens`` is filled innermost-first on the way out."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.tokens: list[str] = []
-
-    def where(self, base: str = "") -> str:
-        return base + "".join("/" + _escape(t) for t in reversed(self.tokens))
 
 
 class _Fail(Exception):
     """An operation that cannot be applied (turned into a PatchError with the op's index)."""
-
-
-def _escape(token: str) -> str:
-    if "~" in token or "/" in token:
-        return token.replace("~", "~0").replace("/", "~1")
-    return token
 
 
 _BAD_ESCAPE = re.compile(r"~(?![01])")
@@ -116,120 +86,6 @@ def _type_name(value: Any) -> str:
 # --------------------------------------------------------------------------- validation and copies
 
 
-def _copy(value: Any, budget: int) -> Any:
-    """An independent plain-JSON copy of ``value``, at most ``budget`` containers deep.
-
-    Raises :class:`_Invalid` for anything that is not JSON. Subclasses of the JSON types
-    (``IntEnum``, ``OrderedDict``...) become the plain type, tuples become lists.
-    """
-    kind = type(value)
-    if kind is int and value.bit_length() > _INT_BITS and abs(value) >= _INT_LIMIT:
-        raise _Invalid(
-            f"an integer of more than MAX_JSON_INT_DIGITS={MAX_JSON_INT_DIGITS} digits has no "
-            "JSON text Python can write"
-        )
-    if kind is str or kind is int or kind is bool or value is None:
-        return value
-    if kind is float:
-        if math.isfinite(value):
-            return value
-        raise _Invalid(f"{value!r} is not a JSON number (NaN and infinity have no JSON form)")
-    if kind is dict or kind is list or kind is tuple:
-        if budget <= 0:
-            raise _Invalid(f"nested deeper than MAX_DEPTH={MAX_DEPTH} arrays/objects")
-        if kind is dict:
-            out: dict[str, Any] = {}
-            for key, item in value.items():
-                if type(key) is not str:
-                    if not isinstance(key, str):
-                        raise _Invalid(
-                            f"object key {key!r} is a {type(key).__name__}; JSON keys are strings"
-                        )
-                    key = str.__str__(key)
-                try:
-                    out[key] = _copy(item, budget - 1)
-                except _Invalid as exc:
-                    exc.tokens.append(key)
-                    raise
-            return out
-        items: list[Any] = []
-        for index, item in enumerate(value):
-            try:
-                items.append(_copy(item, budget - 1))
-            except _Invalid as exc:
-                exc.tokens.append(str(index))
-                raise
-        return items
-    # Subclasses of the JSON types are accepted as the plain type they extend.
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, bool):  # pragma: no cover - bool cannot be subclassed
-        return bool(value)
-    if isinstance(value, int):
-        return _copy(int(value), budget)
-    if isinstance(value, float):
-        return _copy(float(value), budget)
-    if isinstance(value, dict):
-        return _copy(dict(value), budget)
-    if isinstance(value, (list, tuple)):
-        return _copy(list(value), budget)
-    raise _Invalid(
-        f"a {type(value).__name__} is not a JSON value; convert it first "
-        "(pydantic models and dataclasses: agui_replay.state.encode_state)"
-    )
-
-
-# orjson.dumps refusing values nested deeper than MAX_DEPTH (raises TypeError like orjson).
-_padded_dumps = depth_limited_dumps(MAX_DEPTH)
-
-
-def _dumps(value: Any, sort: bool) -> bytes:
-    """Compact JSON bytes; enforces MAX_DEPTH, string keys and JSON types (raises _Invalid).
-
-    NaN/infinity are *not* caught here (orjson writes them as null): callers that need that
-    check it separately, see :func:`_check_finite`.
-    """
-    try:
-        return _padded_dumps(value, _SORTED if sort else _OPTS)
-    except TypeError as exc:
-        return _dumps_slow(value, sort, exc)
-
-
-def _dumps_known(value: Any) -> bytes:
-    """:func:`_dumps` (key order kept) of a value already known to be JSON within MAX_DEPTH (a
-    baseline, operations with copied values): no padding needed."""
-    try:
-        return orjson.dumps(value, option=_OPTS)
-    except TypeError:  # integers beyond 64 bits
-        return _dumps(value, sort=False)
-
-
-def _encode(value: Any) -> tuple[bytes, bool]:
-    """:func:`_dumps` (key order kept), and whether ``orjson.loads`` reads the bytes back as
-    the same value (not when integers beyond 64 bits went through the standard library)."""
-    try:
-        encoded = _padded_dumps(value, _OPTS)
-    except TypeError as exc:
-        encoded = _dumps_slow(value, False, exc)
-        return encoded, "64-bit" not in str(exc)
-    return encoded, True
-
-
-def _dumps_slow(value: Any, sort: bool, exc: TypeError) -> bytes:
-    # Find the exact place and reason with the walker; it also converts what orjson cannot do
-    # (integers beyond 64 bits are valid JSON, so they go through the standard library).
-    plain = _copy(value, MAX_DEPTH)
-    if "64-bit" not in str(exc):
-        try:
-            return orjson.dumps(plain, option=_SORTED if sort else _OPTS)
-        except TypeError:
-            pass
-    text = json.dumps(
-        plain, separators=(",", ":"), ensure_ascii=False, sort_keys=sort, allow_nan=False
-    )
-    return text.encode()
-
-
 def _check_finite(value: Any, encoded: bytes, *, thorough: bool = False) -> None:
     """Raise _Invalid if ``value`` holds NaN/infinity (orjson silently writes them as null).
 
@@ -267,12 +123,6 @@ def _clone_checked(value: Any) -> Any:
     if copy == value:
         return copy
     return _copy(value, MAX_DEPTH)
-
-
-def _value_error(exc: _Invalid, what: str) -> PatchError:
-    place = exc.where()
-    at = f" at {place!r}" if place else ""
-    return PatchError(f"{what} is not valid JSON{at}: {exc.reason}", path=place or None)
 
 
 def _checked_json(value: Any, *, sort: bool, what: str, thorough: bool = False) -> bytes:
