@@ -1,8 +1,10 @@
-"""FakeProvider: a scripted (or replayed) model provider speaking OpenAI and Anthropic HTTP."""
+"""FakeProvider: a scripted (or replayed) model provider speaking OpenAI, Anthropic, Gemini and
+AWS Bedrock (Converse) HTTP."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
@@ -22,6 +24,7 @@ from agui_replay.providers._script import (
     Text,
     ToolCall,
     Usage,
+    bedrock_target,
     coerce_yielded,
     parts_to_deltas,
 )
@@ -45,6 +48,8 @@ if TYPE_CHECKING:
 
 __all__ = ["FakeProvider", "MatchMode", "ReplayTurn", "detect_api"]
 
+_log = logging.getLogger("agui_replay.matching")
+
 MatchMode = Literal["order", "unordered", "none"]
 
 _ROUTES: tuple[tuple[str, Api], ...] = (
@@ -59,10 +64,14 @@ def detect_api(path: str) -> Api | None:
 
     >>> detect_api("/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse")
     'gemini.generate'
+    >>> detect_api("/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse-stream")
+    'bedrock.converse'
     """
     bare = path.split("?", 1)[0].rstrip("/")
     if bare.endswith((":generateContent", ":streamGenerateContent")):
         return "gemini.generate"
+    if bedrock_target(bare) is not None:
+        return "bedrock.converse"
     for suffix, api in _ROUTES:
         if bare.endswith(suffix):
             return api
@@ -90,7 +99,8 @@ _DROP_ON_REPLAY = {"content-length", "transfer-encoding", "content-encoding", "c
 
 
 class FakeProvider:
-    """A fake OpenAI / Anthropic provider that streams scripted turns chunk by chunk.
+    """A fake OpenAI / Anthropic / Gemini / Bedrock provider that streams scripted turns chunk
+    by chunk.
 
     >>> fake = FakeProvider()
     >>> _ = fake.reply("Hel", "lo")
@@ -302,7 +312,9 @@ class FakeProvider:
         """Start a loopback server on 127.0.0.1 (free port); use as a context manager.
 
         ``server.base_url`` (ends in ``/v1``) is for ``openai.OpenAI(base_url=...)``;
-        ``server.anthropic_base_url`` (no ``/v1``) for ``anthropic.Anthropic(base_url=...)``.
+        ``server.anthropic_base_url`` (no ``/v1``) for ``anthropic.Anthropic(base_url=...)``;
+        ``server.url`` (the bare origin) for
+        ``boto3.client("bedrock-runtime", endpoint_url=...)``.
         """
         server = LoopbackServer(self.handle)
         self._servers.append(server)
@@ -549,8 +561,8 @@ class FakeProvider:
             if api is None and not any(isinstance(t, ReplayTurn) for t in self.turns):
                 err = ProviderError(
                     f"request #{request.index} {method} {path}: not an endpoint this fake serves "
-                    "(POST .../chat/completions, .../responses, .../messages or "
-                    ".../models/MODEL:generateContent)"
+                    "(POST .../chat/completions, .../responses, .../messages, "
+                    ".../models/MODEL:generateContent or Bedrock's /model/MODEL/converse)"
                 )
                 self.errors.append(err)
                 return error_plan(None, 404, f"agui_replay: {err}", headers=[_NO_RETRY])
@@ -588,6 +600,7 @@ class FakeProvider:
             if not done and self._serves(self.turns[i], provider, has_own)
         ]
         if not pending:
+            _log.debug("request #%d: no unserved turn is left for it", request.index)
             if self.function is not None:
                 return len(self.turns), ScriptTurn(function=self.function)
             if request.provider is not None and any(not done for done in self.served):
@@ -623,7 +636,22 @@ class FakeProvider:
             ignore=frozenset(f"body.{f}" for f in self.ignore_fields),
         )
         if diff is None:
+            _log.debug(
+                "request #%d (%s %s) matches recorded interaction #%d",
+                request.index,
+                request.method,
+                request.path,
+                turn.position,
+            )
             return None
+        _log.debug(
+            "request #%d (%s %s) does not match recorded interaction #%d: first difference at %s",
+            request.index,
+            request.method,
+            request.path,
+            turn.position,
+            diff.path,
+        )
         return RequestMismatchError(
             f"request #{request.index} ({request.method} {request.path}) does not match recorded "
             f"interaction #{turn.position} (match={self.match!r}):\n{describe_difference(diff)}",
@@ -651,7 +679,7 @@ class FakeProvider:
             for c in resp.chunks:
                 wait = max(0.0, c.offset - last) if turn.realtime else 0.0
                 last = c.offset
-                writes.append((wait, c.data.encode("utf-8")))
+                writes.append((wait, c.raw))
             return Plan(resp.status, headers, writes, streaming=True)
         return Plan(resp.status, headers, [(0.0, resp.text.encode("utf-8"))], streaming=False)
 

@@ -8,17 +8,54 @@ These are plain data (no I/O); a cassette stores them through :meth:`Interaction
 ... )
 >>> Interaction.from_dict(i.to_dict()) == i
 True
+
+A chunk of a binary stream (AWS's ``application/vnd.amazon.eventstream``) holds ``bytes`` and is
+stored in base64, so its bytes and its boundaries survive:
+
+>>> Chunk(0.5, bytes([0, 1])).to_dict()
+{'offset': 0.5, 'data': 'AAE=', 'encoding': 'base64'}
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from agui_replay.errors import ProviderError
 
-__all__ = ["Chunk", "Interaction", "RecordedRequest", "RecordedResponse", "parse_body"]
+__all__ = [
+    "BASE64",
+    "Chunk",
+    "Interaction",
+    "RecordedRequest",
+    "RecordedResponse",
+    "is_text_content_type",
+    "parse_body",
+]
+
+BASE64 = "base64"
+"""The ``encoding`` of a stored chunk whose ``data`` is the base64 of its bytes."""
+
+_TEXT_TYPES = ("json", "event-stream", "xml", "javascript", "x-www-form-urlencoded", "ndjson")
+
+
+def is_text_content_type(content_type: str | None) -> bool:
+    """Whether a body of this content type is text (stored as text) rather than bytes.
+
+    No content type counts as text (what older recordings assumed).
+
+    >>> is_text_content_type("text/event-stream; charset=utf-8")
+    True
+    >>> is_text_content_type("application/vnd.amazon.eventstream")
+    False
+    """
+    if not content_type:
+        return True
+    kind = content_type.split(";", 1)[0].strip().lower()
+    return kind.startswith("text/") or any(t in kind for t in _TEXT_TYPES)
 
 
 def parse_body(data: bytes | str) -> Any:
@@ -34,17 +71,54 @@ def parse_body(data: bytes | str) -> Any:
 
 @dataclass
 class Chunk:
-    """One network read of a streamed response: ``offset`` seconds after the request started."""
+    """One network read of a streamed response: ``offset`` seconds after the request started.
+
+    ``data`` is ``str`` for a text stream (SSE) and ``bytes`` for a binary one; :attr:`raw` is
+    the bytes either way.
+    """
 
     offset: float
-    data: str
+    data: str | bytes
+
+    @property
+    def raw(self) -> bytes:
+        """The bytes of this read."""
+        data = self.data
+        return data if isinstance(data, bytes) else data.encode("utf-8")
+
+    @property
+    def binary(self) -> bool:
+        return isinstance(self.data, bytes)
 
     def to_dict(self) -> dict[str, Any]:
+        if isinstance(self.data, bytes):
+            text = base64.b64encode(self.data).decode("ascii")
+            return {"offset": self.offset, "data": text, "encoding": BASE64}
         return {"offset": self.offset, "data": self.data}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Chunk:
-        return cls(float(_req(d, "offset", "chunk")), str(_req(d, "data", "chunk")))
+        offset = float(_req(d, "offset", "chunk"))
+        data = _req(d, "data", "chunk")
+        encoding = d.get("encoding")
+        if encoding is None:
+            return cls(offset, str(data))
+        if encoding != BASE64:
+            raise ProviderError(
+                f"chunk encoding {encoding!r} is unknown; a binary chunk has "
+                f'"encoding": "{BASE64}", a text chunk no encoding'
+            )
+        return cls(offset, decode_base64(data))
+
+
+def decode_base64(data: Any) -> bytes:
+    """The bytes of a base64 chunk's ``data``; :class:`ProviderError` when it is not base64."""
+    if not isinstance(data, str):
+        raise ProviderError(f"a base64 chunk's data is a string, got {type(data).__name__}")
+    try:
+        return base64.b64decode(data.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError):
+        raise ProviderError(f"a base64 chunk's data is not base64: {data[:40]!r}") from None
 
 
 @dataclass
@@ -88,10 +162,19 @@ class RecordedResponse:
         return bool(self.chunks) or "event-stream" in self.headers.get("content-type", "")
 
     @property
-    def text(self) -> str:
-        """The whole body as text."""
+    def content(self) -> bytes:
+        """The whole body as bytes."""
         if self.chunks:
-            return "".join(c.data for c in self.chunks)
+            return b"".join(c.raw for c in self.chunks)
+        return self.text.encode("utf-8")
+
+    @property
+    def text(self) -> str:
+        """The whole body as text (a binary body decoded as UTF-8, with replacements)."""
+        if self.chunks:
+            if any(c.binary for c in self.chunks):
+                return self.content.decode("utf-8", "replace")
+            return "".join(c.data for c in self.chunks)  # type: ignore[misc]
         if self.body is None:
             return ""
         if isinstance(self.body, str):
@@ -126,7 +209,7 @@ def _chunks(items: list[Any]) -> list[Chunk]:
     out: list[Chunk] = []
     append = out.append
     for i, c in enumerate(items):
-        if c.__class__ is dict:
+        if c.__class__ is dict and "encoding" not in c:
             offset, data = c.get("offset"), c.get("data")
             if data.__class__ is str and (offset.__class__ is float or offset.__class__ is int):
                 append(Chunk(float(offset), data))
@@ -136,7 +219,8 @@ def _chunks(items: list[Any]) -> list[Chunk]:
         except (ProviderError, TypeError, ValueError) as exc:
             raise ProviderError(
                 f"response.chunks[{i}]: {exc}; a chunk is "
-                '{"offset": seconds since the request, "data": "text of one network read"}'
+                '{"offset": seconds since the request, "data": "text of one network read"} '
+                '(with "encoding": "base64" when data is the base64 of bytes)'
             ) from None
     return out
 

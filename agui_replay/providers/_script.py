@@ -8,6 +8,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
+from urllib.parse import unquote
 
 from agui_replay.errors import ProviderError
 
@@ -25,7 +26,9 @@ __all__ = [
     "Usage",
 ]
 
-Api: TypeAlias = Literal["openai.chat", "openai.responses", "anthropic.messages", "gemini.generate"]
+Api: TypeAlias = Literal[
+    "openai.chat", "openai.responses", "anthropic.messages", "gemini.generate", "bedrock.converse"
+]
 
 
 @dataclass(frozen=True)
@@ -297,6 +300,18 @@ def gemini_model(path: str) -> str | None:
     return m.group(1) if m else None
 
 
+_BEDROCK_PATH = re.compile(r"/model/([^/?]+)/(converse|converse-stream)/?(?:\?.*)?\Z")
+
+
+def bedrock_target(path: str) -> tuple[str, bool] | None:
+    """The model id (URL-decoded) of a Bedrock Converse path and whether it is ConverseStream
+    (``.../model/MODEL/converse`` or ``.../model/MODEL/converse-stream``), else None."""
+    m = _BEDROCK_PATH.search(path)
+    if m is None:
+        return None
+    return unquote(m.group(1)), m.group(2) == "converse-stream"
+
+
 # --- requests --------------------------------------------------------------------------------
 
 
@@ -305,7 +320,8 @@ class ProviderRequest:
     """A request the fake received, for assertions: ``fake.last_request.messages[-1]``.
 
     ``provider`` names the provider the request was routed as (``"openai"``, ``"anthropic"``,
-    ``"gemini"``... when the plugin intercepted it; ``None`` when it came straight to the fake).
+    ``"gemini"``, ``"bedrock"``... when the plugin intercepted it; ``None`` when it came
+    straight to the fake).
     """
 
     index: int
@@ -322,9 +338,12 @@ class ProviderRequest:
 
     @property
     def model(self) -> str | None:
-        """The body's ``model``; for Gemini, the model named in the path."""
+        """The body's ``model``; for Gemini and Bedrock, the model named in the path."""
         if self.api == "gemini.generate":
             return gemini_model(self.path)
+        if self.api == "bedrock.converse":
+            target = bedrock_target(self.path)
+            return target[0] if target else None
         m = self.json.get("model")
         return m if isinstance(m, str) else None
 
@@ -332,6 +351,9 @@ class ProviderRequest:
     def stream(self) -> bool:
         if self.api == "gemini.generate":
             return ":streamGenerateContent" in self.path
+        if self.api == "bedrock.converse":
+            target = bedrock_target(self.path)
+            return target is not None and target[1]
         return self.json.get("stream") is True
 
     @property
@@ -347,7 +369,13 @@ class ProviderRequest:
 
     @property
     def tools(self) -> list[Any]:
-        """The tools offered; for Gemini, the ``functionDeclarations`` of every tool."""
+        """The tools offered; for Gemini, the ``functionDeclarations`` of every tool; for
+        Bedrock, the ``toolSpec`` of every ``toolConfig.tools`` entry."""
+        if self.api == "bedrock.converse":
+            config = self.json.get("toolConfig")
+            listed = config.get("tools") if isinstance(config, dict) else None
+            specs = [t.get("toolSpec") for t in listed or [] if isinstance(t, dict)]
+            return [s for s in specs if isinstance(s, dict)]
         value = self.json.get("tools")
         tools = list(value) if isinstance(value, list) else []
         if self.api != "gemini.generate":

@@ -1,4 +1,5 @@
-"""One entry point over every wire format: OpenAI and Anthropic (``_wire``), Gemini (``_gemini``).
+"""One entry point over every wire format: OpenAI and Anthropic (``_wire``), Gemini
+(``_gemini``), AWS Bedrock Converse (``_bedrock``).
 
 The fake asks this module for a turn's response, a streamed encoder or an error; the API named
 by the request path picks the format.
@@ -9,6 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from agui_replay.providers._script import Api, Delta, ScriptTurn, Usage
+from agui_replay.providers.formats._bedrock import (
+    BEDROCK,
+    bedrock_converse,
+    bedrock_error_plan,
+    bedrock_stream,
+)
 from agui_replay.providers.formats._gemini import (
     GEMINI,
     gemini_error_plan,
@@ -34,6 +41,8 @@ def error_plan(
     """An error response in the provider's own error shape (OpenAI's when ``api`` is None)."""
     if api == GEMINI:
         return gemini_error_plan(status, message, error_type=error_type, headers=headers)
+    if api == BEDROCK:
+        return bedrock_error_plan(status, message, error_type=error_type, headers=headers)
     return _error_plan(api, status, message, error_type=error_type, headers=headers)
 
 
@@ -41,13 +50,16 @@ def encode_turn(
     api: Api, ctx: TurnContext, turn: ScriptTurn, deltas: list[Delta], delay: float
 ) -> Plan:
     """The response for ``turn`` to ``ctx.request`` in the wire format of ``api``."""
-    if api != GEMINI:
+    if api not in (GEMINI, BEDROCK):
         return _encode_turn(api, ctx, turn, deltas, delay)
     if turn.status >= 400:
         hdrs = list(turn.headers.items())
         msg = turn.error_message or f"scripted error {turn.status}"
-        return gemini_error_plan(turn.status, msg, error_type=turn.error_type, headers=hdrs)
-    plan = gemini_generate(ctx, turn, deltas, delay)
+        return error_plan(api, turn.status, msg, error_type=turn.error_type, headers=hdrs)
+    if api == BEDROCK:
+        plan = bedrock_converse(ctx, turn, deltas, delay)
+    else:
+        plan = gemini_generate(ctx, turn, deltas, delay)
     plan.headers.extend(turn.headers.items())
     return plan
 
@@ -64,4 +76,6 @@ def stream_encoder(
     """A streamed encoder for a turn whose deltas are not known yet (the first one is)."""
     if api == GEMINI:
         return gemini_stream(ctx, turn, delay)
+    if api == BEDROCK:
+        return bedrock_stream(ctx, turn, delay)
     return _stream_encoder(api, ctx, turn, delay, first=first, start_usage=start_usage)

@@ -1,0 +1,339 @@
+"""The AWS event stream framing (``application/vnd.amazon.eventstream``), and its scrubbing.
+
+Bedrock's ConverseStream (and other AWS streaming APIs) send a body of binary messages. Each one
+is::
+
+    total length   (4 bytes, big-endian, the whole message)
+    headers length (4 bytes)
+    prelude CRC32  (4 bytes, of the 8 bytes before it)
+    headers        (name length: 1 byte, name, value type: 1 byte, value)
+    payload        (for Bedrock: JSON text)
+    message CRC32  (4 bytes, of everything before it)
+
+The headers that matter here are strings (value type 7, a 2-byte length then UTF-8):
+``:message-type`` (``event`` or ``exception``), ``:event-type`` / ``:exception-type`` and
+``:content-type``. Decoding reads every header type the format defines.
+
+:func:`scrub_eventstream` scrubs such a body stored as chunks (one per network read): each
+message's JSON payload is scrubbed string by string, the text a model streamed over several
+``contentBlockDelta`` messages is scrubbed as one text (a key the model echoed is cut across
+messages), and a message whose payload changed is re-encoded with both CRCs computed anew. A
+message that did not change keeps its bytes; the chunks keep their count.
+
+>>> frame = encode_event("messageStop", b'{"stopReason":"end_turn"}')
+>>> message, end = decode_frame(frame)
+>>> (message.event_type, message.payload, end == len(frame))
+('messageStop', b'{"stopReason":"end_turn"}', True)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agui_replay.scrub._streams import split_scrub
+
+__all__ = [
+    "EVENTSTREAM_CONTENT_TYPE",
+    "Frame",
+    "FrameError",
+    "decode_frame",
+    "decode_frames",
+    "encode_event",
+    "encode_frame",
+    "scrub_eventstream",
+]
+
+EVENTSTREAM_CONTENT_TYPE = "application/vnd.amazon.eventstream"
+
+_PRELUDE = 12  # total length, headers length, prelude CRC
+_MIN_FRAME = _PRELUDE + 4
+_MAX_FRAME = 16 * 1024 * 1024  # what the AWS SDKs accept for one message
+_STRING = 7
+# value type -> fixed size of the value (None: a 2-byte length, then that many bytes)
+_SIZES: dict[int, int | None] = {0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 6: None, 7: None, 8: 8, 9: 16}
+
+
+class FrameError(ValueError):
+    """Bytes that are not a whole, intact event stream message (short, bad length or CRC)."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One decoded message: its headers (in order), its payload and its bytes as received."""
+
+    headers: dict[str, Any]
+    payload: bytes
+    raw_headers: bytes
+
+    @property
+    def message_type(self) -> str | None:
+        value = self.headers.get(":message-type")
+        return value if isinstance(value, str) else None
+
+    @property
+    def event_type(self) -> str | None:
+        value = self.headers.get(":event-type")
+        return value if isinstance(value, str) else None
+
+    @property
+    def exception_type(self) -> str | None:
+        value = self.headers.get(":exception-type")
+        return value if isinstance(value, str) else None
+
+    def with_payload(self, payload: bytes) -> bytes:
+        """This message's bytes with another payload (same header bytes, new CRCs)."""
+        return _assemble(self.raw_headers, payload)
+
+
+def _crc(data: bytes) -> int:
+    return zlib.crc32(data) & 0xFFFFFFFF
+
+
+def _assemble(raw_headers: bytes, payload: bytes) -> bytes:
+    total = _PRELUDE + len(raw_headers) + len(payload) + 4
+    prelude = struct.pack(">II", total, len(raw_headers))
+    body = prelude + struct.pack(">I", _crc(prelude)) + raw_headers + payload
+    return body + struct.pack(">I", _crc(body))
+
+
+def _encode_headers(headers: Iterable[tuple[str, str]]) -> bytes:
+    out = bytearray()
+    for name, value in headers:
+        name_b, value_b = name.encode("utf-8"), value.encode("utf-8")
+        if len(name_b) > 255 or len(value_b) > 0xFFFF:
+            raise FrameError(f"event stream header {name!r} is too long")
+        out += struct.pack(">B", len(name_b)) + name_b
+        out += struct.pack(">BH", _STRING, len(value_b)) + value_b
+    return bytes(out)
+
+
+def encode_frame(headers: Mapping[str, str] | Iterable[tuple[str, str]], payload: bytes) -> bytes:
+    """One message with string headers (in the given order) and ``payload``."""
+    pairs = headers.items() if isinstance(headers, Mapping) else headers
+    return _assemble(_encode_headers(pairs), payload)
+
+
+def encode_event(
+    event_type: str, payload: bytes, *, message_type: str = "event", type_header: str = ""
+) -> bytes:
+    """A JSON event message as AWS sends it: ``:event-type``, ``:content-type``,
+    ``:message-type`` (``message_type="exception"`` makes an ``:exception-type`` message)."""
+    kind = type_header or (":exception-type" if message_type == "exception" else ":event-type")
+    return encode_frame(
+        [
+            (kind, event_type),
+            (":content-type", "application/json"),
+            (":message-type", message_type),
+        ],
+        payload,
+    )
+
+
+def _decode_headers(data: bytes) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    i, end = 0, len(data)
+    while i < end:
+        size = data[i]
+        name = data[i + 1 : i + 1 + size].decode("utf-8", "replace")
+        i += 1 + size
+        if i >= end:
+            raise FrameError(f"event stream header {name!r} has no value")
+        kind = data[i]
+        i += 1
+        if kind not in _SIZES:
+            raise FrameError(f"event stream header {name!r} has unknown value type {kind}")
+        fixed = _SIZES[kind]
+        if fixed is None:
+            if i + 2 > end:
+                raise FrameError(f"event stream header {name!r} is cut short")
+            (length,) = struct.unpack_from(">H", data, i)
+            i += 2
+            raw = data[i : i + length]
+            i += length
+            value: Any = raw.decode("utf-8", "replace") if kind == _STRING else raw
+        elif kind in (0, 1):
+            value = kind == 0
+        else:
+            raw = data[i : i + fixed]
+            i += fixed
+            value = raw if kind == 9 else int.from_bytes(raw, "big", signed=True)
+        if i > end:
+            raise FrameError(f"event stream header {name!r} is cut short")
+        headers[name] = value
+    return headers
+
+
+def decode_frame(data: bytes, start: int = 0) -> tuple[Frame, int]:
+    """The message at ``data[start:]`` and where it ends; :class:`FrameError` when the bytes
+    there are not a whole message with correct lengths and CRCs."""
+    if len(data) - start < _PRELUDE:
+        raise FrameError("fewer bytes than an event stream prelude (12)")
+    total, header_len, prelude_crc = struct.unpack_from(">III", data, start)
+    if _crc(data[start : start + 8]) != prelude_crc:
+        raise FrameError("event stream prelude CRC does not match")
+    if total < _MIN_FRAME or total > _MAX_FRAME or header_len > total - _MIN_FRAME:
+        raise FrameError(f"event stream message length {total} (headers {header_len}) is invalid")
+    end = start + total
+    if end > len(data):
+        raise FrameError(f"event stream message of {total} bytes is cut short")
+    (message_crc,) = struct.unpack_from(">I", data, end - 4)
+    if _crc(data[start : end - 4]) != message_crc:
+        raise FrameError("event stream message CRC does not match")
+    raw_headers = bytes(data[start + _PRELUDE : start + _PRELUDE + header_len])
+    payload = bytes(data[start + _PRELUDE + header_len : end - 4])
+    return Frame(_decode_headers(raw_headers), payload, raw_headers), end
+
+
+def decode_frames(data: bytes) -> tuple[list[tuple[int, int, Frame]], int]:
+    """Every whole message from the start of ``data``: ``(start, end, frame)`` each, and the
+    offset where decoding stopped (``len(data)`` when the bytes are all messages)."""
+    out: list[tuple[int, int, Frame]] = []
+    at = 0
+    while at < len(data):
+        try:
+            frame, end = decode_frame(data, at)
+        except FrameError:
+            break
+        out.append((at, end, frame))
+        at = end
+    return out, at
+
+
+# --- scrubbing --------------------------------------------------------------------------------
+
+Regexes = Sequence[re.Pattern[str]]
+_ByteEdit = tuple[int, int, bytes]
+
+
+def _sub(value: str, regexes: Regexes, replacement: str) -> str:
+    for regex in regexes:
+        value = regex.sub(replacement, value)
+    return value
+
+
+# contentBlockDelta fields that carry a piece of streamed text, per content block
+_DELTA_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("text",),
+    ("toolUse", "input"),
+    ("reasoningContent", "text"),
+)
+
+
+def _delta_pieces(obj: Any) -> Iterable[tuple[tuple[object, ...], tuple[str, ...], str]]:
+    """(stream key, path in the payload, text) of a contentBlockDelta payload's streamed text."""
+    if not isinstance(obj, dict):
+        return
+    delta, index = obj.get("delta"), obj.get("contentBlockIndex")
+    if not isinstance(delta, dict):
+        return
+    for path in _DELTA_FIELDS:
+        node: Any = delta
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, str):
+            yield (index if isinstance(index, int) else -1, path), ("delta", *path), node
+
+
+def _walk(obj: Any, path: tuple[str, ...], fixed: Mapping[tuple[str, ...], str], sub: Any) -> Any:
+    if isinstance(obj, str):
+        return fixed[path] if path in fixed else sub(obj)
+    if isinstance(obj, dict):
+        return {sub(k): _walk(v, (*path, k), fixed, sub) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_walk(v, path, fixed, sub) for v in obj]
+    return obj
+
+
+def _apply_byte_edits(pieces: Sequence[bytes], edits: Sequence[_ByteEdit]) -> list[bytes]:
+    """Apply sorted, non-overlapping edits of ``b"".join(pieces)``: the new bytes go in the
+    piece where an edit starts, the rest of its range is removed from the pieces it runs into
+    (so the pieces keep their count)."""
+    out: list[bytes] = []
+    pos = k = 0
+    for piece in pieces:
+        lo, hi = pos, pos + len(piece)
+        pos = hi
+        buf = bytearray()
+        at = lo
+        while at < hi:
+            while k < len(edits) and edits[k][1] <= at and edits[k][0] < at:
+                k += 1
+            if k < len(edits) and edits[k][0] < hi:
+                start, end, new = edits[k]
+                if start >= at:
+                    buf += piece[at - lo : start - lo] + new
+                # else: the rest of an edit begun in an earlier piece, removed here
+                at = min(end, hi)
+                if end <= hi:
+                    k += 1
+                continue
+            buf += piece[at - lo :]
+            at = hi
+        out.append(bytes(buf))
+    return out
+
+
+def scrub_eventstream(
+    pieces: Sequence[bytes], regexes: Regexes, replacement: str
+) -> list[bytes]:
+    """Scrub an event stream body stored as ``pieces`` (network reads); as many pieces come
+    back. Bytes after the last whole message (a cut stream, or a body that is not an event
+    stream at all) are scrubbed as Latin-1 text: a secret found there is replaced even though
+    the replacement may leave those bytes unreadable."""
+    if not regexes:
+        return list(pieces)
+    data = b"".join(pieces)
+    frames, stop = decode_frames(data)
+    decoded: list[Any] = []
+    for _, _, frame in frames:
+        try:
+            decoded.append(json.loads(frame.payload.decode("utf-8")) if frame.payload else None)
+        except (UnicodeDecodeError, ValueError):
+            decoded.append(_NOT_JSON)
+    # The text streamed per content block, scrubbed as one text.
+    streams: dict[tuple[object, ...], list[tuple[int, tuple[str, ...], str]]] = {}
+    for n, obj in enumerate(decoded):
+        if frames[n][2].event_type == "contentBlockDelta":
+            for key, path, text in _delta_pieces(obj):
+                streams.setdefault(key, []).append((n, path, text))
+    fixed: dict[int, dict[tuple[str, ...], str]] = {}
+    for members in streams.values():
+        joined = split_scrub([t for _, _, t in members], regexes, replacement)
+        for (n, path, _), text in zip(members, joined, strict=True):
+            fixed.setdefault(n, {})[path] = text
+
+    def sub(value: str) -> str:
+        return _sub(value, regexes, replacement)
+
+    edits: list[_ByteEdit] = []
+    for n, (start, end, frame) in enumerate(frames):
+        obj = decoded[n]
+        if obj is _NOT_JSON:
+            text = frame.payload.decode("latin-1")
+            new_text = sub(text)
+            if new_text != text:
+                edits.append((start, end, frame.with_payload(new_text.encode("latin-1"))))
+            continue
+        if obj is None:
+            continue
+        new = _walk(obj, (), fixed.get(n, {}), sub)
+        if new != obj:
+            payload = json.dumps(new, ensure_ascii=False, separators=(",", ":")).encode()
+            edits.append((start, end, frame.with_payload(payload)))
+    if stop < len(data):
+        tail = data[stop:].decode("latin-1")
+        new_tail = sub(tail)
+        if new_tail != tail:
+            edits.append((stop, len(data), new_tail.encode("latin-1", "replace")))
+    if not edits:
+        return list(pieces)
+    return _apply_byte_edits(pieces, edits)
+
+
+_NOT_JSON: Any = object()
