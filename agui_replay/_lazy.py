@@ -22,12 +22,14 @@ __all__ = ["claim", "lazy_names"]
 
 
 def claim(facade: str, values: Iterable[Any]) -> None:
-    """Give each class and function in ``values`` the public module ``facade``."""
+    """Give each class and function in ``values`` that a private module defines the public
+    module ``facade``."""
     for value in values:
         if isinstance(value, type) or (callable(value) and hasattr(value, "__code__")):
             module = getattr(value, "__module__", "") or ""
-            # Only what this package defines privately: never a re-exported foreign name.
-            if module.startswith("agui_replay.") and module != facade:
+            # Only what a private module of this package defines: a name re-exported from
+            # another public module (an error from agui_replay.errors) keeps its own path.
+            if module.startswith("agui_replay.") and "._" in module:
                 with contextlib.suppress(AttributeError, TypeError):  # a frozen type
                     value.__module__ = facade
 

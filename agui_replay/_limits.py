@@ -22,6 +22,8 @@ from typing import Any
 
 import orjson
 
+from agui_replay.errors import JSONLimitError
+
 MAX_JSON_DEPTH = 200
 """The deepest nesting of arrays/objects in a JSON document read from text (``[]`` is 1).
 
@@ -125,23 +127,6 @@ def depth_limited_dumps(limit: int) -> Callable[..., bytes]:
 
 dumps_within_json_depth = depth_limited_dumps(MAX_JSON_DEPTH)
 """``orjson.dumps`` refusing values nested deeper than :data:`MAX_JSON_DEPTH`."""
-
-
-class JSONLimitError(ValueError):
-    """Text that is not JSON, or JSON beyond a limit; ``pos`` / ``lineno`` / ``colno`` say where
-    (1-based line and column; ``None`` when unknown). ``msg`` is the reason alone."""
-
-    def __init__(self, msg: str, text: str | None = None, pos: int | None = None) -> None:
-        self.msg = msg
-        self.pos = pos
-        self.lineno: int | None = None
-        self.colno: int | None = None
-        where = ""
-        if text is not None and pos is not None:
-            self.lineno = text.count("\n", 0, pos) + 1
-            self.colno = pos - text.rfind("\n", 0, pos)
-            where = f": line {self.lineno} column {self.colno} (char {pos})"
-        super().__init__(msg + where)
 
 
 def non_finite_at(doc: Any) -> list[str | int] | None:
@@ -352,31 +337,3 @@ def finite_throughout(value: Any) -> bool:
     return True
 
 
-def short_repr(value: Any, room: int = 60) -> str:
-    """``repr(value)`` cut to about ``room`` characters, built only that far: any depth or
-    size is safe (every nesting level costs at least one character of ``room``)."""
-    if room <= 0:
-        return ""
-    if isinstance(value, dict):
-        out = "{"
-        for n, (key, item) in enumerate(value.items()):
-            if len(out) >= room:
-                break
-            out += (", " if n else "") + short_repr(key, room - len(out)) + ": "
-            out += short_repr(item, room - len(out))
-        return out + "}"
-    if isinstance(value, (list, tuple)):
-        out = "[" if isinstance(value, list) else "("
-        for n, item in enumerate(value):
-            if len(out) >= room:
-                break
-            out += (", " if n else "") + short_repr(item, room - len(out))
-        return out + ("]" if isinstance(value, list) else ")")
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
-        return f"<an integer of about {int(value.bit_length() * 0.30103)} digits>"
-    if isinstance(value, str) and len(value) > room:
-        value = value[:room]
-    try:
-        return repr(value)[: room + 3]
-    except Exception:  # a foreign object whose repr fails
-        return f"<{type(value).__name__}>"

@@ -1,26 +1,56 @@
-"""Every error this package raises, under one base class.
+"""Every exception this package raises, in one tree.
 
-Catching :class:`AguiReplayError` catches all of them; nothing raised on bad input
-escapes as a bare ``KeyError`` or ``RecursionError`` from deep inside.
+Catching :class:`AguiReplayError` catches every error of agui_replay; nothing raised on bad
+input escapes as a bare ``KeyError`` or ``RecursionError`` from deep inside. Each class is
+defined here, and the package that raises it re-exports it (``agui_replay.server`` exports
+``HandleClosedError`` too); the path to document and import is ``agui_replay.errors``.
 
 ::
 
     AguiReplayError
-    ├── InvalidArgumentError    a function of this package called with an unusable argument
-    ├── EventDecodeError        an event that does not parse (unknown type, wrong field)
-    ├── SSEDecodeError          an SSE frame that is not JSON, or too large
-    ├── ProtocolViolation       an event that breaks an ordering rule (verifier)
-    ├── PatchError              a JSON Patch that cannot be applied, or a document too deep
-    ├── StateDecodeError        RunAgentInput.state that does not fit the state type
-    ├── BlockOpenError          a second message / reasoning / tool call opened while one is open
-    ├── AgentError              raised by agent code to end a run with RUN_ERROR
-    ├── ProviderError           a fake or recorded model provider was used wrongly
-    │   ├── ScriptExhaustedError    a request arrived after the script ran out
-    │   └── RequestMismatchError    a replayed request differs from the recorded one
-    └── CassetteError           a cassette file that is missing, malformed or of another version
+    ├── InvalidArgumentError        a function called with an argument it cannot use
+    │   └── InvalidModeError            a verifier mode other than "client" or "strict"
+    ├── JSONLimitError              text that is not JSON, or JSON beyond a size or depth limit
+    ├── EventDecodeError            an event that does not parse (unknown type, wrong field)
+    │   └── SchemaViolation             ... whose fields break the AG-UI schema (also below)
+    ├── SSEDecodeError              an SSE frame that is not JSON, or too large
+    ├── ProtocolViolation           an event that breaks an ordering rule (the verifier)
+    │   └── SchemaViolation
+    ├── PatchError                  a JSON Patch that cannot be applied, or a document too deep
+    │   └── EventPatchError             a STATE_DELTA / ACTIVITY_DELTA that did not apply
+    ├── StateDecodeError            RunAgentInput.state that does not fit the state type
+    ├── InputFileError              a file that is not a cassette, SSE capture or JSON lines
+    ├── CassetteError               a cassette that is missing, malformed or of another version
+    │   └── MissingCassetteError        replay needs a cassette (or a run) never recorded
+    ├── ProviderError               a fake or recorded model provider was used wrongly
+    │   ├── ScriptExhaustedError        a request arrived after the script ran out
+    │   └── RequestMismatchError        a replayed request differs from the recorded one
+    ├── StreamCut                   a planned response drops its connection here
+    ├── RecordModeError             a record mode other than none / once / rewrite / new
+    ├── ReplayMismatchError         the agent's new stream differs from the recording
+    ├── NetworkBlockedError         a connection off loopback while replaying
+    ├── TargetError                 a run target that is not an agent, ASGI app or URL
+    ├── UpstreamError               the real provider could not be reached, or failed
+    ├── InvalidInputError           a request body that is not a RunAgentInput
+    ├── BlockOpenError              a message, reasoning or tool call opened while one is open
+    ├── HandleClosedError           a handle used after it ended
+    ├── UsageError                  the run driver called wrongly
+    ├── PredictStateError           a predict_state configuration that cannot be read
+    ├── ServerStartError            the loopback test server did not come up
+    └── AgentError                  raised by agent code to end a run with RUN_ERROR
+        └── ConfirmationRequiredError   a confirmed tool run without its confirmation
 
-Errors that carry an AG-UI error code (``SERIALIZATION``, ``AGENT_ERROR``...) expose it as
-``.code``; the run driver copies it into RUN_ERROR.
+    RunCancelled (a BaseException, outside the tree)
+
+:class:`RunCancelled` is how a cancelled run unwinds the agent's code, not an error: like
+``asyncio.CancelledError`` it derives from ``BaseException``, so an agent's ``except
+Exception:`` cannot swallow it; the run driver catches it and ends the run.
+
+Several classes also derive from the built-in exception a caller would expect
+(``InvalidArgumentError`` is a ``ValueError``, ``NetworkBlockedError`` a
+``ConnectionRefusedError``, ``ReplayMismatchError`` an ``AssertionError``). Errors that carry
+an AG-UI error code (``SERIALIZATION``, ``AGENT_ERROR``...) expose it as ``.code``; the run
+driver copies it into RUN_ERROR.
 """
 
 from __future__ import annotations
@@ -28,22 +58,41 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agui_replay._limits import short_repr
+from agui_replay._text import short_repr
 
 __all__ = [
     "AgentError",
     "AguiReplayError",
     "BlockOpenError",
     "CassetteError",
+    "ConfirmationRequiredError",
     "EventDecodeError",
+    "EventPatchError",
+    "HandleClosedError",
+    "InputFileError",
     "InvalidArgumentError",
+    "InvalidInputError",
+    "InvalidModeError",
+    "JSONLimitError",
+    "MissingCassetteError",
+    "NetworkBlockedError",
     "PatchError",
+    "PredictStateError",
     "ProtocolViolation",
     "ProviderError",
+    "RecordModeError",
+    "ReplayMismatchError",
     "RequestMismatchError",
+    "RunCancelled",
     "SSEDecodeError",
+    "SchemaViolation",
     "ScriptExhaustedError",
+    "ServerStartError",
     "StateDecodeError",
+    "StreamCut",
+    "TargetError",
+    "UpstreamError",
+    "UsageError",
 ]
 
 
@@ -212,3 +261,166 @@ class CassetteError(AguiReplayError):
         super().__init__(where + message)
         self.path = path
         self.line = line
+
+
+class JSONLimitError(AguiReplayError, ValueError):
+    """Text that is not JSON, or JSON beyond a limit; ``pos`` / ``lineno`` / ``colno`` say where
+    (1-based line and column; ``None`` when unknown). ``msg`` is the reason alone."""
+
+    def __init__(self, msg: str, text: str | None = None, pos: int | None = None) -> None:
+        self.msg = msg
+        self.pos = pos
+        self.lineno: int | None = None
+        self.colno: int | None = None
+        where = ""
+        if text is not None and pos is not None:
+            self.lineno = text.count("\n", 0, pos) + 1
+            self.colno = pos - text.rfind("\n", 0, pos)
+            where = f": line {self.lineno} column {self.colno} (char {pos})"
+        super().__init__(msg + where)
+
+
+class InvalidModeError(InvalidArgumentError):
+    """A verifier mode other than ``"client"`` or ``"strict"``."""
+
+
+class SchemaViolation(ProtocolViolation, EventDecodeError):
+    """An event whose fields do not fit the AG-UI 1.0 schema (rule ``schema``).
+
+    Both a :class:`ProtocolViolation` (the reference client rejects the stream at this event)
+    and an :class:`EventDecodeError` (the event is not a valid AG-UI event); ``field`` names the
+    offending field, as a dotted path.
+    """
+
+    def __init__(self, *, event_type: str, index: int, field: str, detail: str, hint: str) -> None:
+        ProtocolViolation.__init__(
+            self, rule="schema", event_type=event_type, index=index, detail=detail, hint=hint
+        )
+        self.field = field
+        self.line = None
+        self.source = None
+
+
+class EventPatchError(PatchError):
+    """A STATE_DELTA or ACTIVITY_DELTA whose JSON Patch did not apply.
+
+    Recorded on :attr:`Session.errors` rather than raised, as the reference client only warns;
+    ``index`` is the event's position in the stream, ``event_type`` its type, and
+    ``op_index`` / ``op`` / ``path`` come from the underlying :class:`PatchError`.
+    """
+
+    def __init__(self, message: str, *, event_type: str, index: int, cause: PatchError) -> None:
+        super().__init__(message)
+        self.event_type = event_type
+        self.index = index
+        self.op_index = cause.op_index
+        self.op = cause.op
+        self.path = cause.path
+        self.cause = cause
+
+
+class InputFileError(AguiReplayError, ValueError):
+    """An input file that cannot be read as a cassette, an SSE capture or JSON lines."""
+
+    code = "INPUT"
+
+    def __init__(self, message: str, *, path: str, line: int | None = None) -> None:
+        super().__init__(f"{path}{f':{line}' if line is not None else ''}: {message}")
+        self.path = path
+        self.line = line
+
+
+class MissingCassetteError(CassetteError):
+    """Replay needs a cassette (or a run in it) that was never recorded."""
+
+
+class StreamCut(AguiReplayError):
+    """Raised by a planned response's body: drop the connection here instead of ending it."""
+
+    code = "STREAM_CUT"
+
+
+class RecordModeError(AguiReplayError, ValueError):
+    """A record mode that is not one of ``none``, ``once``, ``rewrite``, ``new``."""
+
+    code = "CONFIG"
+
+
+class ReplayMismatchError(AguiReplayError, AssertionError):
+    """The agent's new stream (or its provider requests) differs from the recording."""
+
+    code = "REPLAY_MISMATCH"
+
+
+class NetworkBlockedError(AguiReplayError, ConnectionRefusedError):
+    """A connection to a non-loopback address was attempted while replaying.
+
+    It is a :class:`ConnectionRefusedError` so the agent's HTTP library treats it as a failed
+    connection; the session also remembers it and fails the run even if the agent swallowed it.
+    """
+
+    code = "NETWORK_BLOCKED"
+
+
+class TargetError(AguiReplayError):
+    """The run target is not an agent, ASGI app or URL, or its endpoint refused the run."""
+
+    code = "TARGET"
+
+
+class UpstreamError(AguiReplayError):
+    """A recorded run's upstream could not be reached, or answered with a 5xx or a 429.
+
+    Nothing of such a run is stored (the cassette stays as it was) unless the session records
+    errors on purpose (``record_errors=True``).
+    """
+
+    code = "UPSTREAM"
+
+
+class InvalidInputError(AguiReplayError, ValueError):
+    """A request body (or mapping) that is not a valid ``RunAgentInput``."""
+
+    code = "PROTOCOL"
+
+
+class HandleClosedError(AguiReplayError, RuntimeError):
+    """A handle was used after ``end()`` (or after its ``with`` block closed it)."""
+
+    code = "PROTOCOL_VIOLATION"
+
+
+class UsageError(AguiReplayError, RuntimeError):
+    """The driver was called wrongly (not an agent; an async agent inside a running loop)."""
+
+    code = "AGENT_ERROR"
+
+
+class PredictStateError(AguiReplayError, ValueError):
+    """A ``predict_state`` configuration that cannot be read."""
+
+    code = "AGENT_ERROR"
+
+
+class ServerStartError(AguiReplayError, RuntimeError):
+    """The loopback test server did not come up in time."""
+
+
+class ConfirmationRequiredError(AgentError):
+    """A tool whose predicted state needs confirmation was run without one."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="PROTOCOL")
+
+
+class RunCancelled(BaseException):
+    """The run was cancelled (client disconnect, or someone called ``token.cancel()``).
+
+    A ``BaseException``, like ``asyncio.CancelledError``: an agent's ``except Exception:`` does
+    not catch it, so a cancelled run always unwinds. ``code`` is the AG-UI code ``CANCELLED``.
+    """
+
+    code = "CANCELLED"
+
+    def __init__(self, message: str = "the run was cancelled") -> None:
+        super().__init__(message)

@@ -18,8 +18,8 @@ from ag_ui.core import BaseEvent, Event, EventType
 from pydantic import TypeAdapter, ValidationError
 
 from agui_replay._compat import LEGACY_PROTOCOL, LIBRARY_EVENT_TYPES, WireEventModel, dump
-from agui_replay._limits import JSONLimitError, loads_json
-from agui_replay.errors import EventDecodeError, InvalidArgumentError
+from agui_replay._limits import loads_json
+from agui_replay.errors import EventDecodeError, InvalidArgumentError, JSONLimitError
 
 __all__ = [
     "CHUNK_TYPES",

@@ -1,5 +1,6 @@
 """Cassettes: the recorded runs of one test, as a versioned, diff-friendly JSON file."""
 
+from agui_replay._lazy import claim
 from agui_replay.cassette._format import (
     FORMAT_VERSION,
     MAX_NAME_BYTES,
@@ -63,3 +64,5 @@ __all__ = [
     "verify_recording",
     "walk",
 ]
+
+claim(__name__, [globals()[name] for name in __all__ if name in globals()])

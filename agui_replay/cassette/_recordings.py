@@ -26,10 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agui_replay._limits import JSONLimitError, loads_json, short_repr
+from agui_replay._limits import loads_json
 from agui_replay._progress import Progress
+from agui_replay._text import short_repr
 from agui_replay.client import Session
-from agui_replay.errors import AguiReplayError, EventDecodeError, ProtocolViolation
+from agui_replay.errors import (
+    EventDecodeError,
+    InputFileError,
+    JSONLimitError,
+    ProtocolViolation,
+)
 from agui_replay.events import WireEvent, parse_event
 from agui_replay.sse import SSEParser
 from agui_replay.verify import Mode, Verifier
@@ -50,17 +56,6 @@ __all__ = [
 Kind = Literal["cassette", "sse", "jsonl", "json"]
 _SSE_EXTENSIONS = {".sse", ".txt", ".log", ".eventstream"}
 _JSONL_EXTENSIONS = {".jsonl", ".ndjson"}
-
-
-class InputFileError(AguiReplayError, ValueError):
-    """An input file that cannot be read as a cassette, an SSE capture or JSON lines."""
-
-    code = "INPUT"
-
-    def __init__(self, message: str, *, path: str, line: int | None = None) -> None:
-        super().__init__(f"{path}{f':{line}' if line is not None else ''}: {message}")
-        self.path = path
-        self.line = line
 
 
 # --- reading inputs -------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """The client-side view of a stream: fold AG-UI events into state, messages and interrupts."""
 
+from agui_replay._lazy import claim
 from agui_replay.client._session import (
     EventPatchError,
     Session,
@@ -11,3 +12,5 @@ __all__ = [
     "Session",
     "apply_events",
 ]
+
+claim(__name__, [globals()[name] for name in __all__ if name in globals()])

@@ -40,10 +40,16 @@ from agui_replay._limits import (
     depth_within,
     dumps_within_json_depth,
     finite_throughout,
-    short_repr,
 )
+from agui_replay._text import short_repr
 from agui_replay.client._messages import ABSENT, MessageList
-from agui_replay.errors import AguiReplayError, EventDecodeError, InvalidArgumentError, PatchError
+from agui_replay.errors import (
+    AguiReplayError,
+    EventDecodeError,
+    EventPatchError,
+    InvalidArgumentError,
+    PatchError,
+)
 from agui_replay.events import (
     CHUNK_TYPES,
     EVENT_TYPES,
@@ -63,24 +69,6 @@ Mode = Literal["client", "strict"]
 # The metadata key under which the reference client reads which activity types a
 # MESSAGES_SNAPSHOT speaks for (activity-history.ts in @ag-ui/client).
 _ACTIVITY_HISTORY_KEY = "@ag-ui/client"
-
-
-class EventPatchError(PatchError):
-    """A STATE_DELTA or ACTIVITY_DELTA whose JSON Patch did not apply.
-
-    Recorded on :attr:`Session.errors` rather than raised, as the reference client only warns;
-    ``index`` is the event's position in the stream, ``event_type`` its type, and
-    ``op_index`` / ``op`` / ``path`` come from the underlying :class:`PatchError`.
-    """
-
-    def __init__(self, message: str, *, event_type: str, index: int, cause: PatchError) -> None:
-        super().__init__(message)
-        self.event_type = event_type
-        self.index = index
-        self.op_index = cause.op_index
-        self.op = cause.op
-        self.path = cause.path
-        self.cause = cause
 
 
 class _NotJSON(ValueError):

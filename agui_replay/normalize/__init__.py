@@ -1,5 +1,6 @@
 """Normalization: make an event stream deterministic so two runs of one agent compare equal."""
 
+from agui_replay._lazy import claim
 from agui_replay.normalize._normalizer import (
     ID_KINDS,
     NormalizedStream,
@@ -39,3 +40,5 @@ __all__ = [
     "normalize_stream",
     "replace",
 ]
+
+claim(__name__, [globals()[name] for name in __all__ if name in globals()])

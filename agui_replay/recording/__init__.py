@@ -34,6 +34,7 @@ reach a real provider by accident.
 
 from __future__ import annotations
 
+from agui_replay._lazy import claim
 from agui_replay.recording._guard import NetworkGuard
 from agui_replay.recording._modes import (
     DEFAULT_FROZEN_TIME,
@@ -73,3 +74,5 @@ __all__ = [
     "secrets_from_env",
     "target_kind",
 ]
+
+claim(__name__, [globals()[name] for name in __all__ if name in globals()])

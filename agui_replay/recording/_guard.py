@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import logging
 import os
 import socket
 import sys
@@ -46,6 +47,8 @@ from agui_replay.recording._modes import NetworkBlockedError
 from agui_replay.recording._tls import sharing_default_tls
 
 __all__ = ["NetworkGuard"]
+
+_log = logging.getLogger("agui_replay.guard")
 
 _LOCAL_FAMILIES = frozenset(
     family
@@ -324,6 +327,7 @@ class NetworkGuard:
         )
         with self._violation_lock:
             self.violations.append(message)
+        _log.debug("refused %s while %s", what, self.reason)
         return NetworkBlockedError(message)
 
     def install(self) -> None:

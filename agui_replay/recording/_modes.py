@@ -7,7 +7,14 @@ import os
 from collections.abc import Iterable
 from enum import Enum
 
-from agui_replay.errors import AguiReplayError, CassetteError
+from agui_replay.errors import (
+    MissingCassetteError,
+    NetworkBlockedError,
+    RecordModeError,
+    ReplayMismatchError,
+    TargetError,
+    UpstreamError,
+)
 
 __all__ = [
     "DEFAULT_FROZEN_TIME",
@@ -45,48 +52,6 @@ DEFAULT_SECRET_ENV: tuple[str, ...] = (
 
 
 # --- errors -----------------------------------------------------------------------------------
-
-
-class RecordModeError(AguiReplayError, ValueError):
-    """A record mode that is not one of ``none``, ``once``, ``rewrite``, ``new``."""
-
-    code = "CONFIG"
-
-
-class MissingCassetteError(CassetteError):
-    """Replay needs a cassette (or a run in it) that was never recorded."""
-
-
-class ReplayMismatchError(AguiReplayError, AssertionError):
-    """The agent's new stream (or its provider requests) differs from the recording."""
-
-    code = "REPLAY_MISMATCH"
-
-
-class NetworkBlockedError(AguiReplayError, ConnectionRefusedError):
-    """A connection to a non-loopback address was attempted while replaying.
-
-    It is a :class:`ConnectionRefusedError` so the agent's HTTP library treats it as a failed
-    connection; the session also remembers it and fails the run even if the agent swallowed it.
-    """
-
-    code = "NETWORK_BLOCKED"
-
-
-class TargetError(AguiReplayError):
-    """The run target is not an agent, ASGI app or URL, or its endpoint refused the run."""
-
-    code = "TARGET"
-
-
-class UpstreamError(AguiReplayError):
-    """A recorded run's upstream could not be reached, or answered with a 5xx or a 429.
-
-    Nothing of such a run is stored (the cassette stays as it was) unless the session records
-    errors on purpose (``record_errors=True``).
-    """
-
-    code = "UPSTREAM"
 
 
 # --- record modes -----------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import copy
 import json
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -59,6 +60,8 @@ if TYPE_CHECKING:
     from agui_replay.providers import FakeProvider
 
 __all__ = ["CassetteSession", "RunRecord"]
+
+_log = logging.getLogger("agui_replay.session")
 
 
 class _HasBaseUrl(Protocol):
@@ -284,8 +287,10 @@ class CassetteSession:
         from agui_replay.providers.transport import upstream_map
 
         upstream = self._upstream
-        if callable(upstream) and not isinstance(upstream, str) and not hasattr(
-            upstream, "base_url"
+        if (
+            callable(upstream)
+            and not isinstance(upstream, str)
+            and not hasattr(upstream, "base_url")
         ):
             upstream = upstream()  # a factory, called only now that a run records
             self._upstream = upstream
@@ -374,8 +379,17 @@ class CassetteSession:
 
     def _save(self) -> Path | None:
         if self.refresh:
-            return self._save_refreshed()
+            written = self._save_refreshed()
+            _log.debug(
+                "%s: refresh %s", self.path, f"wrote {written}" if written else "wrote nothing"
+            )
+            return written
         if self.outcome != "recorded" or self.upstream_failures:
+            _log.debug(
+                "%s: nothing to write (%s)",
+                self.path,
+                "an upstream failed" if self.upstream_failures else f"runs {self.outcome}",
+            )
             return None
         runs = [self._run_to_store(r) for r in self.runs]
         if self.mode is RecordMode.NEW:
@@ -388,8 +402,10 @@ class CassetteSession:
             # An unchanged re-record leaves the file byte-identical (see recording.steady).
             steady = steady_cassette(cassette, self.path, secrets=self.secrets)
             if steady is None:
+                _log.debug("%s: re-recorded unchanged, the file is left as it was", self.path)
                 return self.path
             cassette = steady
+        _log.debug("%s: writing %d run(s)", self.path, len(runs))
         return save_cassette(cassette, self.path, secrets=self.secrets)
 
     def _learn_recorded_secrets(self) -> None:
@@ -501,6 +517,13 @@ class CassetteSession:
         index = len(self.runs)
         run_input = self._coerce_input(value, index)
         pending = _Pending(index, self._replays(index), run_input, _wire_input(run_input))
+        _log.debug(
+            "%s: run #%d %s (record mode %s)",
+            self.path,
+            index,
+            "refreshes" if self.refresh else "replays" if pending.replay else "records",
+            self.mode.value,
+        )
         pending.violations_before = len(self.guard.violations)
         scrubbed = scrub(pending.wire_input, secrets=self.secrets)
         if self.normalize and pending.replay and self._raw_inputs:

@@ -1,5 +1,6 @@
 """Scrubbing: keep API keys and other secrets out of everything that is stored."""
 
+from agui_replay._lazy import claim
 from agui_replay.scrub._scrubber import (
     DEFAULT_SECRET_HEADERS,
     DEFAULT_SECRET_PATTERNS,
@@ -25,3 +26,5 @@ __all__ = [
     "scrub_sequence",
     "split_scrub",
 ]
+
+claim(__name__, [globals()[name] for name in __all__ if name in globals()])

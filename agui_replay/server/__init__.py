@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agui_replay._lazy import claim
 from agui_replay.server._cancel import CancellationToken, RunCancelled
 from agui_replay.server._context import InvalidInputError, RunContext, coerce_input, run_input
 from agui_replay.server._driver import Agent, UsageError, run_agent, run_agent_sync
@@ -90,3 +91,5 @@ def __getattr__(name: str) -> Any:
 
         return getattr(asgi, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+claim(__name__, [globals()[name] for name in __all__ if name in globals()])

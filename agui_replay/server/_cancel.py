@@ -18,18 +18,9 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from agui_replay.errors import AguiReplayError
+from agui_replay.errors import RunCancelled
 
 __all__ = ["CancellationToken", "RunCancelled"]
-
-
-class RunCancelled(AguiReplayError):
-    """The run was cancelled (client disconnect, or someone called ``token.cancel()``)."""
-
-    code = "CANCELLED"
-
-    def __init__(self, message: str = "the run was cancelled") -> None:
-        super().__init__(message)
 
 
 class CancellationToken:

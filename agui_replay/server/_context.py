@@ -33,7 +33,7 @@ from ag_ui.core import Interrupt as CoreInterrupt
 from pydantic import TypeAdapter, ValidationError
 
 from agui_replay._compat import input_model
-from agui_replay.errors import AgentError, AguiReplayError, BlockOpenError
+from agui_replay.errors import AgentError, BlockOpenError, InvalidInputError
 from agui_replay.events import UNORDERED_TYPES, EventLike, event_type, parse_event
 from agui_replay.server._cancel import CancellationToken
 from agui_replay.server._handles import (
@@ -65,12 +65,6 @@ B = TypeVar("B", bound="_Block[Any]")
 
 _TEXT_ROLES = ("assistant", "developer", "system", "user")
 _MESSAGE_ADAPTER: TypeAdapter[Any] = TypeAdapter(Message)
-
-
-class InvalidInputError(AguiReplayError, ValueError):
-    """A request body (or mapping) that is not a valid ``RunAgentInput``."""
-
-    code = "PROTOCOL"
 
 
 def describe_validation_error(error: ValidationError) -> str:

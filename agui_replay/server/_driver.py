@@ -44,7 +44,7 @@ from ag_ui.core import (
 from pydantic import ValidationError
 
 from agui_replay._compat import RunFinishedCancelledOutcome, run_finished
-from agui_replay.errors import AgentError, AguiReplayError, ProtocolViolation
+from agui_replay.errors import AgentError, AguiReplayError, ProtocolViolation, UsageError
 from agui_replay.server._cancel import CancellationToken, RunCancelled
 from agui_replay.server._context import RunContext, coerce_input
 from agui_replay.server._outcome import Interrupted, Success
@@ -68,12 +68,6 @@ _KNOWN_CODES = frozenset(
         "AGENT_ERROR",
     }
 )
-
-
-class UsageError(AguiReplayError, RuntimeError):
-    """The driver was called wrongly (not an agent; an async agent inside a running loop)."""
-
-    code = "AGENT_ERROR"
 
 
 def error_code(error: BaseException) -> str:
@@ -371,7 +365,7 @@ def run_agent_sync(
             result = fn(ctx)
             if inspect.isawaitable(result):
                 result = _run_coroutine(result)
-    except Exception as raised:
+    except (Exception, RunCancelled) as raised:
         error = raised
     run.finish(ctx, result, error)
     return run.sink.drain()

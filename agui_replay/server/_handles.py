@@ -42,7 +42,7 @@ from ag_ui.core import (
 )
 from pydantic_core import to_jsonable_python
 
-from agui_replay.errors import AguiReplayError, BlockOpenError
+from agui_replay.errors import BlockOpenError, HandleClosedError
 from agui_replay.events import UNORDERED_TYPES, EventLike, event_type, parse_event
 from agui_replay.server._ids import MessageId, ToolCallId
 from agui_replay.server._runstate import RunState, StateAccess
@@ -87,12 +87,6 @@ class ArgumentPrediction(Protocol):
 
     def discard(self) -> None:
         """Undo what was predicted."""
-
-
-class HandleClosedError(AguiReplayError, RuntimeError):
-    """A handle was used after ``end()`` (or after its ``with`` block closed it)."""
-
-    code = "PROTOCOL_VIOLATION"
 
 
 def _add_note(error: BaseException, note: str) -> None:

@@ -44,7 +44,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from ag_ui.core import AssistantMessage, ResumeEntry
 
-from agui_replay.errors import AgentError, AguiReplayError
+from agui_replay.errors import (
+    AgentError,
+    ConfirmationRequiredError,
+    PredictStateError,
+)
 from agui_replay.server._handles import ToolCallHandle
 from agui_replay.server._ids import MessageId, ToolCallId
 from agui_replay.server._outcome import Interrupt, Interrupted
@@ -81,19 +85,6 @@ _MISSING: Any = PartialJSON.NOTHING
 # A confirmation interrupt's id is the call's id plus this, so a run answering it can find the
 # call in its messages even when the store has no record of the pause.
 _CONFIRM_SUFFIX = "-confirm"
-
-
-class PredictStateError(AguiReplayError, ValueError):
-    """A ``predict_state`` configuration that cannot be read."""
-
-    code = "AGENT_ERROR"
-
-
-class ConfirmationRequiredError(AgentError):
-    """A tool whose predicted state needs confirmation was run without one."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, code="PROTOCOL")
 
 
 # -- configuration -----------------------------------------------------------------------------

@@ -20,15 +20,11 @@ from typing import Any
 from ag_ui.core import RunFinishedEvent, RunStartedEvent
 
 from agui_replay.client import Session
-from agui_replay.errors import AguiReplayError
+from agui_replay.errors import ServerStartError
 from agui_replay.events import EventLike, event_type
 from agui_replay.verify import Mode
 
 __all__ = ["ServerStartError", "fold", "serve"]
-
-
-class ServerStartError(AguiReplayError, RuntimeError):
-    """The loopback test server did not come up in time."""
 
 
 def fold(

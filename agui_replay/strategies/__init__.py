@@ -46,6 +46,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by te
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
+from agui_replay._lazy import claim
 from agui_replay.client import Session
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.events import to_wire
@@ -396,3 +397,5 @@ def check_state_round_trip(
         assert_state_round_trip(states, appliers=appliers)
 
     run()
+
+claim(__name__, [globals()[name] for name in __all__ if name in globals()])

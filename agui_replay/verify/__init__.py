@@ -1,5 +1,6 @@
 """The AG-UI ordering rules (PROTOCOL-NOTES §2), checked one event at a time."""
 
+from agui_replay._lazy import claim
 from agui_replay.verify._verifier import (
     CHUNK_PASSTHROUGH_TYPES,
     ChunkExpander,
@@ -19,3 +20,5 @@ __all__ = [
     "expand_chunks",
     "verify_stream",
 ]
+
+claim(__name__, [globals()[name] for name in __all__ if name in globals()])

@@ -23,7 +23,7 @@ from typing import Any
 from ag_ui.core import events as _core_events
 from pydantic import TypeAdapter, ValidationError
 
-from agui_replay.errors import EventDecodeError, ProtocolViolation
+from agui_replay.errors import SchemaViolation
 from agui_replay.events import TEXT_DELTA_TYPES
 
 __all__ = ["SchemaViolation", "check_schema"]
@@ -37,23 +37,6 @@ _LEGACY_NULLS: dict[str, frozenset[str]] = {
     "TOOL_CALL_CHUNK": frozenset({"rawEvent", "parentMessageId"}),
 }
 _RAW_ONLY = frozenset({"rawEvent"})
-
-
-class SchemaViolation(ProtocolViolation, EventDecodeError):
-    """An event whose fields do not fit the AG-UI 1.0 schema (rule ``schema``).
-
-    Both a :class:`ProtocolViolation` (the reference client rejects the stream at this event)
-    and an :class:`EventDecodeError` (the event is not a valid AG-UI event); ``field`` names the
-    offending field, as a dotted path.
-    """
-
-    def __init__(self, *, event_type: str, index: int, field: str, detail: str, hint: str) -> None:
-        ProtocolViolation.__init__(
-            self, rule="schema", event_type=event_type, index=index, detail=detail, hint=hint
-        )
-        self.field = field
-        self.line = None
-        self.source = None
 
 
 # A checker returns None when the value fits, else a short phrase saying what it must be.

@@ -28,8 +28,12 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, Literal, NoReturn
 
-from agui_replay._limits import short_repr
-from agui_replay.errors import EventDecodeError, InvalidArgumentError, ProtocolViolation
+from agui_replay._text import short_repr
+from agui_replay.errors import (
+    EventDecodeError,
+    InvalidModeError,
+    ProtocolViolation,
+)
 from agui_replay.events import CHUNK_TYPES, EVENT_TYPES, EventLike, WireEvent, require_stream
 from agui_replay.verify._attribution import Owners
 from agui_replay.verify._chunks import ABSENT as _ABSENT
@@ -53,10 +57,6 @@ __all__ = [
 ]
 
 Mode = Literal["client", "strict"]
-
-
-class InvalidModeError(InvalidArgumentError):
-    """A verifier mode other than ``"client"`` or ``"strict"``."""
 
 
 _IDLE, _RUNNING, _FINISHED, _ERRORED = 0, 1, 2, 3

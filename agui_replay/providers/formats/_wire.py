@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from agui_replay.errors import ProviderError
+from agui_replay.errors import ProviderError, StreamCut
 from agui_replay.providers._script import (
     Api,
     Block,
@@ -27,10 +27,6 @@ from agui_replay.providers._script import (
 )
 
 __all__ = ["Plan", "StreamCut", "StreamEncoder", "encode_turn", "error_plan", "stream_encoder"]
-
-
-class StreamCut(Exception):
-    """Raised by a plan's body iterator: drop the connection here instead of ending the body."""
 
 
 @dataclass

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
@@ -50,6 +51,8 @@ __all__ = [
     "split_route",
     "upstream_map",
 ]
+
+_log = logging.getLogger("agui_replay.routing")
 
 DEFAULT_PROVIDER = "default"
 """The provider behind ``agui.provider.base_url`` and a bare ``--agui-upstream URL``."""
@@ -247,9 +250,14 @@ class Router:
         """``(provider or None, origin)`` when a request to ``host`` (``port``: ``None`` for
         the scheme's default) is routed: to a provider host, or to the loopback server."""
         if self.is_own(host, port):
+            _log.debug("request to %s: the session's own server, answered in process", origin)
             return None, origin
         name = self.hosts.provider_for(host, port) if host else None
-        return None if name is None else (name, origin)
+        if name is None:
+            _log.debug("request to %s: not a provider host, left to the network", origin)
+            return None
+        _log.debug("request to %s: provider %r, answered in process", origin, name)
+        return name, origin
 
     def rewrite(self, url: str) -> tuple[str, str] | None:
         """For a client whose transport is not patched: the loopback URL that a request to
