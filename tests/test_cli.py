@@ -17,9 +17,10 @@ import httpx
 import pytest
 
 from agui_replay._progress import Progress
-from agui_replay.cassette import Cassette, CassetteRun, save_cassette
-from agui_replay.cli import build_parser, load_recording, main, replay_app
-from agui_replay.cli.serve import _event_delays
+from agui_replay.cassette import Cassette, CassetteRun, load_recording, save_cassette
+from agui_replay.cli import main, replay_app
+from agui_replay.cli._parser import build_parser
+from agui_replay.cli._serve import _event_delays
 from agui_replay.client import Session
 from agui_replay.events import to_wire
 from agui_replay.patch import apply_patch

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agui_replay.cli import build_parser
+from agui_replay.cli._parser import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 

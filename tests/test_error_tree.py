@@ -34,9 +34,9 @@ def _exception_classes_defined_outside_errors() -> list[str]:
         module = importlib.import_module(name)
         for attr in getattr(module, "__all__", []):
             value = getattr(module, attr)
-            if inspect.isclass(value) and issubclass(value, BaseException):
-                if value.__module__ != "agui_replay.errors":
-                    found.append(f"{name}.{attr} (defined in {value.__module__})")
+            exception = inspect.isclass(value) and issubclass(value, BaseException)
+            if exception and value.__module__ != "agui_replay.errors":
+                found.append(f"{name}.{attr} (defined in {value.__module__})")
     return found
 
 

@@ -31,7 +31,7 @@ from agui_replay._limits import (
 )
 from agui_replay.cassette import Cassette, document_line, load_cassette, loads_cassette
 from agui_replay.cassette._recordings import InputFileError, load_recording
-from agui_replay.cli.parser import main
+from agui_replay.cli._parser import main
 from agui_replay.client import Session
 from agui_replay.events import parse_event, parse_events, to_wire
 from agui_replay.patch import apply_patch

@@ -19,38 +19,15 @@ from 0 as in ``runs[0]`` of a cassette.
 
 from __future__ import annotations
 
-from agui_replay.cassette import (
-    InputFileError,
-    RecordedRun,
-    Recording,
-    StreamWalk,
-    initial_state,
-    load_recording,
-    verify_recording,
-    walk,
-)
-from agui_replay.cli.common import EXIT_DIFFERENT, EXIT_OK, EXIT_USAGE
-from agui_replay.cli.examples import ExamplesReport, ExampleTest, replay_examples
-from agui_replay.cli.parser import build_parser, main
-from agui_replay.cli.serve import ReplayApp, replay_app
+from agui_replay.cli._examples import ExamplesReport, ExampleTest, replay_examples
+from agui_replay.cli._parser import main
+from agui_replay.cli._serve import ReplayApp, replay_app
 
 __all__ = [
-    "EXIT_DIFFERENT",
-    "EXIT_OK",
-    "EXIT_USAGE",
     "ExampleTest",
     "ExamplesReport",
-    "InputFileError",
-    "RecordedRun",
-    "Recording",
     "ReplayApp",
-    "StreamWalk",
-    "build_parser",
-    "initial_state",
-    "load_recording",
     "main",
     "replay_app",
     "replay_examples",
-    "verify_recording",
-    "walk",
 ]

@@ -16,8 +16,8 @@ from agui_replay.cassette import (
     state_at,
     verify_recording,
 )
-from agui_replay.cli.common import EXIT_DIFFERENT, EXIT_OK, _select_runs, _UsageError
-from agui_replay.cli.style import _describe_ops, _Style, _want_color
+from agui_replay.cli._common import EXIT_DIFFERENT, EXIT_OK, _select_runs, _UsageError
+from agui_replay.cli._style import _describe_ops, _Style, _want_color
 from agui_replay.errors import ProtocolViolation
 from agui_replay.patch import diff as state_diff
 

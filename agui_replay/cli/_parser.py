@@ -11,12 +11,12 @@ from typing import NoReturn, TextIO
 
 from agui_replay import __version__
 from agui_replay.cassette import InputFileError
-from agui_replay.cli.check import _diff, _state, _verify
-from agui_replay.cli.common import EXIT_OK, EXIT_USAGE, _UsageError
-from agui_replay.cli.examples import _examples
-from agui_replay.cli.serve import _serve
-from agui_replay.cli.show import _show
-from agui_replay.cli.view import _view
+from agui_replay.cli._check import _diff, _state, _verify
+from agui_replay.cli._common import EXIT_OK, EXIT_USAGE, _UsageError
+from agui_replay.cli._examples import _examples
+from agui_replay.cli._serve import _serve
+from agui_replay.cli._show import _show
+from agui_replay.cli._view import _view
 from agui_replay.errors import AguiReplayError, CassetteError
 
 __all__ = [

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from agui_replay.cassette import RecordedRun, Recording, load_recording
-from agui_replay.cli.common import EXIT_OK, _select_runs, _UsageError
+from agui_replay.cli._common import EXIT_OK, _select_runs, _UsageError
 from agui_replay.events import WireEvent
 from agui_replay.sse import encode_sse
 

@@ -8,8 +8,8 @@ from typing import Any, TextIO
 
 from agui_replay._progress import Progress
 from agui_replay.cassette import RecordedRun, StreamWalk, load_recording, walk
-from agui_replay.cli.common import EXIT_OK, _select_runs
-from agui_replay.cli.style import (
+from agui_replay.cli._common import EXIT_OK, _select_runs
+from agui_replay.cli._style import (
     _clip,
     _compact,
     _describe_ops,

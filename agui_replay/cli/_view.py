@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from agui_replay.cassette import load_recording
-from agui_replay.cli.common import EXIT_OK, _UsageError
+from agui_replay.cli._common import EXIT_OK, _UsageError
 
 
 def _view(args: argparse.Namespace, out: TextIO) -> int:
