@@ -70,11 +70,12 @@ __all__ = [
     "save_cassette",
 ]
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """The cassette format this version of agui-replay writes (2: each interaction names its
-provider)."""
+provider; 3: a chunk of a binary stream is stored as ``{"offset", "data": base64, "encoding":
+"base64"}``, text chunks are as in 2)."""
 
-SUPPORTED_FORMAT_VERSIONS: frozenset[int] = frozenset({1, 2})
+SUPPORTED_FORMAT_VERSIONS: frozenset[int] = frozenset({1, 2, 3})
 """The cassette formats this version of agui-replay reads."""
 
 Validation: TypeAlias = Literal["full", "shape"]
@@ -402,6 +403,8 @@ def _interaction_ok(interaction: Any) -> bool:
     for chunk in chunks:
         if chunk.__class__ is not dict or chunk.get("data").__class__ is not str:
             return False
+        if "encoding" in chunk:
+            return False  # a binary chunk: checked (base64) by _check_interaction
         offset = chunk.get("offset", 0)
         if (offset.__class__ is not float and offset.__class__ is not int) or offset < 0:
             return False
@@ -441,10 +444,28 @@ def _check_interaction(interaction: Any, where: list[PathPart]) -> None:
         if "data" not in chunk:
             raise _Problem(here, 'a chunk needs its "data" (the text received)')
         _expect(chunk["data"], str, [*here, "data"], "a string")
+        if "encoding" in chunk:
+            _check_encoding(chunk, here)
         offset = chunk.get("offset", 0)
         _expect(offset, (int, float), [*here, "offset"], "a number of seconds")
         if offset < 0:
             raise _Problem([*here, "offset"], f"a time offset is >= 0, found {short_repr(offset)}")
+
+
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+
+
+def _check_encoding(chunk: dict[str, Any], where: list[PathPart]) -> None:
+    # format 3: the bytes of a binary stream's read, as base64
+    encoding = chunk["encoding"]
+    if encoding != "base64":
+        raise _Problem(
+            [*where, "encoding"],
+            f'the only chunk encoding is "base64" (binary data), found {short_repr(encoding)}; '
+            'a text chunk has no "encoding"',
+        )
+    if not _BASE64.fullmatch(chunk["data"]):
+        raise _Problem([*where, "data"], "a base64 chunk's data is not valid base64")
 
 
 def _check_events(events: list[Any], where: list[PathPart], validate: Validation) -> None:

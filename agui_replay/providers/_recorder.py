@@ -10,7 +10,14 @@ Two forms: a transport wrapper (``httpx2`` / ``httpx``, sync and async) and a lo
 
 The recorder asks the upstream for ``accept-encoding: identity`` so each stored chunk is the text
 that crossed the network. A chunk that ends inside a multi-byte UTF-8 character keeps the partial
-bytes for the next chunk (the stored text is always valid).
+bytes for the next chunk (the stored text is always valid). A body whose content type is not
+text (AWS's ``application/vnd.amazon.eventstream``) is kept as bytes, one chunk per read, and
+scrubbed message by message (:func:`agui_replay.scrub._eventstream.scrub_eventstream`).
+
+The headers of an AWS SigV4 signature are handled like secrets: ``Authorization`` and
+``X-Amz-Security-Token`` are scrubbed (and their values looked for everywhere else), while
+``X-Amz-Date``, ``X-Amz-Content-SHA256``, ``amz-sdk-invocation-id`` and ``amz-sdk-request``,
+which change with every request, are not stored at all.
 """
 
 from __future__ import annotations
@@ -29,11 +36,14 @@ from agui_replay.providers._interaction import (
     Interaction,
     RecordedRequest,
     RecordedResponse,
+    is_text_content_type,
     parse_body,
 )
 from agui_replay.providers.formats._wire import Plan, StreamCut, error_plan, url_target
 from agui_replay.providers.transport._loopback import LoopbackServer
 from agui_replay.scrub import scrub_chunks
+from agui_replay.scrub._eventstream import scrub_eventstream
+from agui_replay.scrub._scrubber import DEFAULT_SIGNING_HEADERS, sigv4_secrets
 
 if TYPE_CHECKING:
     import httpx
@@ -56,11 +66,14 @@ DEFAULT_SCRUB_HEADERS: tuple[str, ...] = (
     "proxy-authorization",
     "cookie",
     "set-cookie",
+    "x-amz-security-token",
 )
 # query parameters that carry an API key
 _QUERY_KEYS = {"key", "api_key", "api-key"}
 # headers that describe one connection, not the exchange
 _HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "te", "upgrade"}
+# headers that describe one signed attempt (SigV4): never stored
+_UNSTORED = _HOP | DEFAULT_SIGNING_HEADERS
 
 
 class _HasBaseUrl(Protocol):
@@ -97,6 +110,8 @@ class Scrubber:
                     scheme, _, token = v.partition(" ")
                     if token and scheme.lower() in ("bearer", "basic", "token"):
                         self._secrets.add(token.strip())
+                    elif token and scheme.startswith("AWS4-"):
+                        self._secrets.update(sigv4_secrets(token))
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -143,6 +158,16 @@ class Scrubber:
         regex = re.compile("|".join(re.escape(secret) for secret in secrets))
         return scrub_chunks(pieces, [regex], self.marker)
 
+    def binary_stream(self, pieces: list[bytes]) -> list[bytes]:
+        """:meth:`stream` for the reads of a binary body (an AWS event stream): each message's
+        JSON payload is scrubbed and the message re-encoded (new CRCs) when it changed."""
+        with self._lock:
+            secrets = sorted(self._secrets, key=len, reverse=True)
+        if not secrets:
+            return pieces
+        regex = re.compile("|".join(re.escape(secret) for secret in secrets))
+        return scrub_eventstream(pieces, [regex], self.marker)
+
     def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
         self.learn(headers)
         out = {}
@@ -162,6 +187,7 @@ class _Capture:
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._raw: list[bytes] = []
         self._finished = False
+        self.binary = False
 
     def response(self, status: int, headers: Mapping[str, str]) -> None:
         scrub = self.recorder.scrubber
@@ -169,9 +195,17 @@ class _Capture:
         self.interaction.response.headers = {
             k: v for k, v in scrub.headers(headers).items() if k not in _HOP
         }
+        self.binary = not is_text_content_type(
+            self.interaction.response.headers.get("content-type")
+        )
 
     def chunk(self, data: bytes) -> None:
         self._raw.append(data)
+        if self.binary:
+            if data:
+                offset = round(time.monotonic() - self.started, 6)
+                self.interaction.response.chunks.append(Chunk(offset, bytes(data)))
+            return
         text = self._decoder.decode(data)
         if text:
             offset = round(time.monotonic() - self.started, 6)
@@ -199,15 +233,20 @@ class _Capture:
         if self._finished:
             return
         self._finished = True
-        tail = self._decoder.decode(b"", final=True)
         resp = self.interaction.response
+        if self.binary:
+            # bytes and read boundaries kept; secrets scrubbed inside each message
+            pieces = self.recorder.scrubber.binary_stream([c.raw for c in resp.chunks])
+            for chunk, raw in zip(resp.chunks, pieces, strict=True):
+                chunk.data = raw
+            return
+        tail = self._decoder.decode(b"", final=True)
         if tail:
             resp.chunks.append(Chunk(round(time.monotonic() - self.started, 6), tail))
         # Each read was scrubbed on arrival; a secret cut in two by a read boundary is only
         # visible in the whole stream.
-        for chunk, data in zip(
-            resp.chunks, self.recorder.scrubber.stream([c.data for c in resp.chunks]), strict=True
-        ):
+        texts = [c.data for c in resp.chunks if isinstance(c.data, str)]
+        for chunk, data in zip(resp.chunks, self.recorder.scrubber.stream(texts), strict=True):
             chunk.data = data
         if "event-stream" not in resp.headers.get("content-type", ""):
             # not streamed: keep the body, parsed when JSON
@@ -254,7 +293,7 @@ class Recorder:
     ) -> _Capture:
         started = time.monotonic()
         scrub = self.scrubber
-        req_headers = {k: v for k, v in scrub.headers(headers).items() if k not in _HOP}
+        req_headers = {k: v for k, v in scrub.headers(headers).items() if k not in _UNSTORED}
         scrub.learn_query(path)
         request = RecordedRequest(
             method, scrub.text(path), req_headers, scrub.value(parse_body(body))
@@ -456,7 +495,8 @@ class ProxyApp:
                 capture.finish()
                 response.close()
 
-        streaming = "event-stream" in response.headers.get("content-type", "")
+        content_type = response.headers.get("content-type", "")
+        streaming = "event-stream" in content_type or not is_text_content_type(content_type)
         return Plan(response.status_code, out_headers, body_writes(), streaming=streaming)
 
 

@@ -47,6 +47,10 @@ DEFAULT_SECRET_ENV: tuple[str, ...] = (
     "COHERE_API_KEY",
     "OPENROUTER_API_KEY",
     "DEEPSEEK_API_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
 )
 """Environment variables whose values (when set) are always scrubbed from cassettes."""
 

@@ -279,9 +279,7 @@ def _apply_byte_edits(pieces: Sequence[bytes], edits: Sequence[_ByteEdit]) -> li
     return out
 
 
-def scrub_eventstream(
-    pieces: Sequence[bytes], regexes: Regexes, replacement: str
-) -> list[bytes]:
+def scrub_eventstream(pieces: Sequence[bytes], regexes: Regexes, replacement: str) -> list[bytes]:
     """Scrub an event stream body stored as ``pieces`` (network reads); as many pieces come
     back. Bytes after the last whole message (a cut stream, or a body that is not an event
     stream at all) are scrubbed as Latin-1 text: a secret found there is replaced even though

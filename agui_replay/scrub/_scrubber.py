@@ -4,11 +4,14 @@
 list of events...) in which
 
 * the values of secret-bearing headers (``Authorization``, ``Proxy-Authorization``,
-  ``x-api-key``, ``api-key``, ``Cookie``, ``Set-Cookie``; names compared case-insensitively)
-  become ``"<scrubbed>"``, in any ``"headers"`` object (``{name: value}`` or
-  ``[[name, value], ...]``);
+  ``x-api-key``, ``api-key``, ``Cookie``, ``Set-Cookie``, AWS's ``X-Amz-Security-Token``; names
+  compared case-insensitively) become ``"<scrubbed>"``, in any ``"headers"`` object
+  (``{name: value}`` or ``[[name, value], ...]``), and so do those of the other headers of an
+  AWS SigV4 signature (``X-Amz-Date``, ``X-Amz-Content-SHA256``, ``amz-sdk-invocation-id``,
+  ``amz-sdk-request``: they change with every request);
 * every occurrence of a configured secret, and of the tokens found in those headers
-  (``Bearer sk-...`` gives ``sk-...``), is replaced inside *any* string, anywhere;
+  (``Bearer sk-...`` gives ``sk-...``; a SigV4 ``Authorization`` gives its access key id and
+  signature), is replaced inside *any* string, anywhere;
 * strings that look like provider keys (``sk-...``, ``sk-ant-...``, ``AIza...``, ``gsk_...``,
   ``hf_...``, GitHub and AWS access keys) are replaced too.
 
@@ -27,7 +30,10 @@ offsets survive):
   ``thinking``; Gemini ``candidates[i].content.parts[j].text``. Each other string of a frame
   is scrubbed on its own (also when JSON-escaped); a changed string is re-encoded in place,
   so every frame stays valid JSON (see :mod:`agui_replay.scrub._streams`);
-* the ``delta`` of the AG-UI content events of one message or tool call.
+* the ``delta`` of the AG-UI content events of one message or tool call;
+* a ``"chunks"`` list whose chunks are binary (``"encoding": "base64"``, an AWS event stream):
+  each message's JSON payload is scrubbed, the text streamed over several messages as one
+  text, and a changed message gets new CRCs (see :mod:`agui_replay.scrub._eventstream`).
 
 Strings that are not pieces of one stream are scrubbed one by one.
 
@@ -42,16 +48,20 @@ string that merely looks like a key does not make replay differ from the recordi
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agui_replay.scrub._eventstream import scrub_eventstream
 from agui_replay.scrub._streams import scrub_chunks, split_scrub
 
 __all__ = [
     "DEFAULT_SECRET_HEADERS",
     "DEFAULT_SECRET_PATTERNS",
+    "DEFAULT_SIGNING_HEADERS",
     "MIN_SECRET_LENGTH",
     "SCRUBBED",
     "Scrubber",
@@ -63,9 +73,28 @@ SCRUBBED = "<scrubbed>"
 """What a secret is replaced with."""
 
 DEFAULT_SECRET_HEADERS: frozenset[str] = frozenset(
-    {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "set-cookie"}
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "cookie",
+        "set-cookie",
+        "x-amz-security-token",
+    }
 )
-"""Header names (lower case) whose values are never stored."""
+"""Header names (lower case) whose values are never stored, and are secrets wherever else they
+appear."""
+
+DEFAULT_SIGNING_HEADERS: frozenset[str] = frozenset(
+    {"x-amz-date", "x-amz-content-sha256", "amz-sdk-invocation-id", "amz-sdk-request"}
+)
+"""Headers of an AWS SigV4 request (lower case) whose values are not stored either: they change
+with every request, so a cassette would change with every re-record. Not secrets: their values
+are not looked for elsewhere."""
+
+# SigV4: "AWS4-HMAC-SHA256 Credential=AKID/date/region/service/aws4_request, ..., Signature=hex"
+_SIGV4_PARTS = re.compile(r"(?:Credential=([^/,\s]+)/|Signature=([0-9a-fA-F]+))")
 
 DEFAULT_SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
     # OpenAI (sk-, sk-proj-, sk-svcacct-...) and Anthropic (sk-ant-...) keys.
@@ -101,6 +130,7 @@ class Scrubber:
     headers: frozenset[str] = DEFAULT_SECRET_HEADERS
     patterns: tuple[re.Pattern[str], ...] = DEFAULT_SECRET_PATTERNS
     replacement: str = SCRUBBED
+    signing_headers: frozenset[str] = DEFAULT_SIGNING_HEADERS
 
     def __call__(self, obj: Any) -> Any:
         found = set(_header_secrets(obj, self.headers))
@@ -111,10 +141,11 @@ class Scrubber:
         )
         # One alternation, literals first: a single pass per string instead of one per pattern.
         alternatives = [re.escape(s) for s in literals] + [p.pattern for p in self.patterns]
+        hidden = self.headers | self.signing_headers
         if not alternatives:
-            return _Walk([], self.headers, self.replacement).value(obj)
+            return _Walk([], hidden, self.replacement).value(obj)
         combined = re.compile("|".join(f"(?:{a})" for a in alternatives))
-        return _Walk([combined], self.headers, self.replacement).value(obj)
+        return _Walk([combined], hidden, self.replacement).value(obj)
 
 
 def scrub(
@@ -124,17 +155,19 @@ def scrub(
     headers: Collection[str] = DEFAULT_SECRET_HEADERS,
     patterns: Sequence[re.Pattern[str]] = DEFAULT_SECRET_PATTERNS,
     replacement: str = SCRUBBED,
+    signing_headers: Collection[str] = DEFAULT_SIGNING_HEADERS,
 ) -> Any:
     """A deep copy of ``obj`` with secrets replaced (see the module docstring).
 
-    ``headers`` are matched case-insensitively; pass ``patterns=()`` to turn the key-shaped
-    pattern defaults off.
+    ``headers`` and ``signing_headers`` are matched case-insensitively; pass ``patterns=()`` to
+    turn the key-shaped pattern defaults off.
     """
     return Scrubber(
         secrets=tuple(secrets),
         headers=frozenset(h.lower() for h in headers),
         patterns=tuple(patterns),
         replacement=replacement,
+        signing_headers=frozenset(h.lower() for h in signing_headers),
     )(obj)
 
 
@@ -181,9 +214,25 @@ def _header_secrets(obj: Any, names: frozenset[str]) -> Iterable[str]:
                                 scheme, _, token = item.partition(" ")
                                 if token and scheme.isalpha():
                                     yield token.strip()
+                                elif scheme.startswith("AWS4-"):
+                                    yield from sigv4_secrets(token)
                 stack.append(value)
         elif isinstance(node, (list, tuple)):
             stack.extend(node)
+
+
+def sigv4_secrets(value: str) -> list[str]:
+    """The access key id and the signature of a SigV4 ``Authorization`` value (after its
+    ``AWS4-HMAC-SHA256`` scheme).
+
+    >>> sigv4_secrets("Credential=AKIDEXAMPLE/20250101/us-east-1/bedrock/aws4_request, "
+    ...               "SignedHeaders=host;x-amz-date, Signature=0123abcd")
+    ['AKIDEXAMPLE', '0123abcd']
+    """
+    found: list[str] = []
+    for m in _SIGV4_PARTS.finditer(value):
+        found.extend(g for g in m.groups() if g)
+    return found
 
 
 class _Walk:
@@ -255,12 +304,41 @@ class _Walk:
         return isinstance(name, str) and name.lower() in self.headers
 
     def chunks(self, chunks: Sequence[Mapping[str, Any]]) -> list[Any]:
+        if any(c.get("encoding") == "base64" for c in chunks):
+            binary = self.binary_chunks(chunks)
+            if binary is not None:
+                return binary
         scrubbed = scrub_chunks([c["data"] for c in chunks], self.regexes, self.replacement)
         out = []
         for chunk, data in zip(chunks, scrubbed, strict=True):
             copy = self.mapping({k: v for k, v in chunk.items() if k != "data"})
             copy["data"] = data
             out.append({k: copy[k] for k in chunk})  # keep the chunk's own key order
+        return out
+
+    def binary_chunks(self, chunks: Sequence[Mapping[str, Any]]) -> list[Any] | None:
+        """Chunks of a binary stream (base64 ``data``), scrubbed as an AWS event stream; None
+        when a chunk's data is not base64 (then they are scrubbed as text)."""
+        raw: list[bytes] = []
+        for c in chunks:
+            if c.get("encoding") != "base64":
+                raw.append(c["data"].encode("utf-8"))
+                continue
+            try:
+                raw.append(base64.b64decode(c["data"].encode("ascii"), validate=True))
+            except (binascii.Error, UnicodeEncodeError):
+                return None
+        scrubbed = scrub_eventstream(raw, self.regexes, self.replacement)
+        out = []
+        for chunk, before, after in zip(chunks, raw, scrubbed, strict=True):
+            copy = self.mapping({k: v for k, v in chunk.items() if k != "data"})
+            if after == before:
+                copy["data"] = chunk["data"]
+            elif chunk.get("encoding") == "base64":
+                copy["data"] = base64.b64encode(after).decode("ascii")
+            else:
+                copy["data"] = after.decode("utf-8", "replace")
+            out.append({k: copy[k] for k in chunk})
         return out
 
     def events(self, events: Sequence[Any]) -> list[Any]:

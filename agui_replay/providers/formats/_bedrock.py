@@ -16,7 +16,8 @@ Errors are a JSON ``{"message"}`` with the error's name in the ``x-amzn-ErrorTyp
 (``ThrottlingException`` for 429, ``ValidationException`` for 400...), which botocore turns into
 a ``ClientError`` whose ``Error.Code`` is that name.
 
-The model id is in the path, URL-encoded by botocore (``anthropic.claude-3-5-haiku-20241022-v1%3A0``).
+The model id is in the path, URL-encoded by botocore
+(``anthropic.claude-3-5-haiku-20241022-v1%3A0``).
 """
 
 from __future__ import annotations
@@ -289,4 +290,3 @@ class _BedrockStream(StreamEncoder):
 def bedrock_stream(ctx: TurnContext, turn: ScriptTurn, delay: float) -> StreamEncoder:
     """A ConverseStream encoder (``start``, ``feed``..., ``end``)."""
     return _BedrockStream(ctx, turn, delay)
-
