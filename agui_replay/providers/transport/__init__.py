@@ -1,8 +1,8 @@
 """How requests reach a provider app: in process, over loopback, or intercepted.
 
 * ``_loopback``: :class:`LoopbackServer`, a real HTTP server on 127.0.0.1 in front of an app;
-* ``_httpx`` and ``_aiohttp``: in-process transports that hand a request to an app and stream
-  its planned chunks back with no socket;
+* ``_httpx``, ``_aiohttp``, ``_urllib3`` and ``_urllib`` (``http.client``): in-process
+  transports that hand a request to an app and stream its planned chunks back with no socket;
 * ``_routing``: for the span of a run, the patched transports of the HTTP libraries send every
   request for a known provider host (or the session's loopback server) to a :class:`Router`.
 

@@ -4,7 +4,9 @@ For the span of a run, :func:`intercepting` patches the connection-level transpo
 ``httpx2`` and ``httpx`` (``HTTPTransport.handle_request`` and
 ``AsyncHTTPTransport.handle_async_request``) and aiohttp's connector
 (``BaseConnector.connect``, which then hands out an in-memory connection: :mod:`._aiohttp`),
-so every client of those libraries, however and whenever it was built (at import time, in an
+``urllib3``'s ``HTTPConnectionPool.urlopen`` (``requests``, ``botocore``: :mod:`._urllib3`) and
+``http.client``'s connections (``urllib.request``: :mod:`._urllib`), so every client of those
+libraries, however and whenever it was built (at import time, in an
 app's lifespan, with or without ``base_url``), hands its requests to a :class:`Router` when
 they go to a known provider host or to the session's loopback server. The router answers them
 in process, with no socket. Requests to other hosts go out untouched (and a replaying
@@ -360,9 +362,45 @@ def _patch_aiohttp(original: Any) -> Any:
     return connect
 
 
+def _sync_route(host: str | None, port: int | None, origin: str) -> Any:
+    """The answer of a routed request of a sync library (``urllib3``, ``http.client``), as
+    ``answer(method, target, headers, body) -> Plan``; ``None`` when it is not routed."""
+    router = _active()
+    routed = router.route_to(host, port, origin) if router is not None else None
+    if router is None or routed is None:
+        return None
+    provider, origin = routed
+    return functools.partial(router.handle, provider=provider, origin=origin)
+
+
+def _install_sync_libraries() -> None:
+    # caller holds _lock: urllib3 (requests, botocore) when installed, and http.client
+    # (urllib.request)
+    import http.client
+
+    from agui_replay.providers.transport import _urllib
+
+    pool: Any
+    try:
+        from urllib3.connectionpool import HTTPConnectionPool as pool
+    except ImportError:
+        pool = None
+    if pool is not None:
+        from agui_replay.providers.transport import _urllib3
+
+        _saved.append((pool, "urlopen", pool.urlopen))
+        pool.urlopen = _urllib3.patch_urlopen(pool, _sync_route)
+    connections: tuple[Any, ...] = (http.client.HTTPConnection, http.client.HTTPSConnection)
+    for cls, scheme in zip(connections, ("http", "https"), strict=True):
+        _saved.append((cls, "connect", cls.__dict__["connect"]))
+        cls.connect = _urllib.patch_connect(cls, scheme, _sync_route)
+
+
 def _install() -> None:
     # caller holds _lock
     import sys
+
+    _install_sync_libraries()
 
     import httpx
     import httpx2
@@ -395,8 +433,9 @@ def _uninstall() -> None:
 
 @contextlib.contextmanager
 def intercepting(router: Router) -> Iterator[Router]:
-    """Route requests of every ``httpx2`` / ``httpx`` client, and of ``aiohttp`` when it is
-    imported, through ``router`` for the block.
+    """Route requests of every ``httpx2`` / ``httpx``, ``urllib3`` (when installed) and
+    ``http.client`` client, and of ``aiohttp`` when it is imported, through ``router`` for the
+    block.
 
     Nested blocks stack (the innermost router answers); the transports (and aiohttp's
     ``BaseConnector.connect``) are restored when the outermost block ends.

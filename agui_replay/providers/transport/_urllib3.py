@@ -1,0 +1,159 @@
+"""``urllib3`` requests (and so ``requests``' and ``botocore``'s) answered in process.
+
+During a run, ``HTTPConnectionPool.urlopen`` (which every pool, ``PoolManager``, ``requests``
+adapter and ``botocore`` endpoint sends through, however and whenever it was built) hands a
+routed request to the router instead of taking a connection. The planned response is an
+``http.client`` response over memory (:func:`._urllib.plan_response`) wrapped in ``urllib3``'s
+``HTTPResponse`` as ``urllib3`` wraps a socket's, so ``preload_content=False`` streams it
+chunk by chunk (``stream()`` reads each HTTP chunk as it comes) and everything else
+(``retries`` on the response, ``release_conn``, decoding) behaves as usual. The pool's
+connections are never touched. Redirects of a routed response are left to the caller, as
+``requests`` and ``PoolManager`` ask (they pass ``redirect=False``).
+
+Private to :mod:`agui_replay.providers`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from agui_replay.providers.transport._urllib import Answer, plan_response
+
+__all__ = ["patch_urlopen", "request_body"]
+
+Route = Callable[[str | None, int | None, str], "Answer | None"]
+"""``route(host, port or None for the scheme's default, origin) -> answer | None``."""
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_UNSET: Any = object()
+
+
+def request_body(body: Any) -> bytes:
+    """The bytes of a ``urlopen`` body: bytes, text, a file or an iterable of either."""
+    if body is None:
+        return b""
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        return bytes(body)
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    if hasattr(body, "read"):
+        return request_body(body.read())
+    if isinstance(body, Iterable):
+        return b"".join(request_body(part) for part in body)
+    raise TypeError(f"urllib3 request body of type {type(body).__name__}")
+
+
+def _headers(pool: Any, headers: Mapping[str, str] | None, netloc: str) -> dict[str, str]:
+    given = pool.headers if headers is None else headers
+    out = {str(k).lower(): str(v) for k, v in dict(given).items()}
+    out.setdefault("host", netloc)
+    return out
+
+
+def patch_urlopen(cls: Any, route: Route) -> Any:
+    """``cls.urlopen`` (``urllib3.HTTPConnectionPool``'s) answering routed requests in
+    process; the others go to the original."""
+    original = cls.urlopen
+
+    def urlopen(
+        self: Any,
+        method: str,
+        url: str,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        retries: Any = None,
+        redirect: bool = True,
+        assert_same_host: bool = True,
+        timeout: Any = _UNSET,
+        pool_timeout: Any = None,
+        release_conn: Any = None,
+        chunked: bool = False,
+        body_pos: Any = None,
+        preload_content: bool = True,
+        decode_content: bool = True,
+        **response_kw: Any,
+    ) -> Any:
+        scheme, host, port = self.scheme, self.host, self.port
+        target = url
+        if "://" in url:  # absolute form: through a proxy, or given whole
+            parts = urlsplit(url)
+            scheme, host, port = parts.scheme, parts.hostname or host, parts.port
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        explicit = None if port in (None, _DEFAULT_PORTS.get(scheme)) else port
+        netloc = f"[{host}]" if host and ":" in host else str(host)
+        if explicit is not None:
+            netloc = f"{netloc}:{explicit}"
+        answer = route(host, explicit, f"{scheme}://{netloc}")
+        if answer is None:
+            kwargs: dict[str, Any] = {
+                "body": body,
+                "headers": headers,
+                "retries": retries,
+                "redirect": redirect,
+                "assert_same_host": assert_same_host,
+                "pool_timeout": pool_timeout,
+                "release_conn": release_conn,
+                "chunked": chunked,
+                "body_pos": body_pos,
+                "preload_content": preload_content,
+                "decode_content": decode_content,
+                **response_kw,
+            }
+            if timeout is not _UNSET:
+                kwargs["timeout"] = timeout
+            return original(self, method, url, **kwargs)
+        return _answered(
+            self,
+            answer,
+            method,
+            target,
+            _headers(self, headers, netloc),
+            request_body(body),
+            url=url,
+            retries=retries,
+            preload_content=preload_content,
+            decode_content=decode_content,
+        )
+
+    urlopen.__wrapped__ = original  # type: ignore[attr-defined]
+    return urlopen
+
+
+def _answered(
+    pool: Any,
+    answer: Answer,
+    method: str,
+    target: str,
+    headers: dict[str, str],
+    body: bytes,
+    *,
+    url: str,
+    retries: Any,
+    preload_content: bool,
+    decode_content: bool,
+) -> Any:
+    from urllib3._collections import HTTPHeaderDict
+    from urllib3.response import HTTPResponse
+    from urllib3.util.retry import Retry
+
+    plan = answer(method, target, headers, body)
+    raw = plan_response(plan, method)
+    response = HTTPResponse(
+        body=raw,
+        headers=HTTPHeaderDict(list(raw.msg.items())),
+        status=raw.status,
+        version=raw.version,
+        reason=raw.reason,
+        preload_content=preload_content,
+        decode_content=decode_content,
+        original_response=raw,
+        request_method=method,
+        request_url=url,
+    )
+    if not isinstance(retries, Retry):
+        retries = Retry.from_int(retries, default=pool.retries)
+    response.retries = retries
+    response._pool = pool
+    return response
