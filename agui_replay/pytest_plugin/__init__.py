@@ -99,6 +99,9 @@ class _State:
     """This session's id in the claim files (under xdist, the run's id shared by the workers)."""
     claims: set[str] = field(default_factory=set)
     """The claim files this session made (see ``_plugin_paths``): removed at its end."""
+    holds_server: bool = False
+    """The session holds the process's loopback server (its port stays the same from the
+    first ``agui`` test to the end: clients built in one test keep working in the next)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -550,6 +553,11 @@ def agui(
         pytest.fail(f"{item.nodeid}: {exc}", pytrace=False)
     # A replaying test is guarded from here to the end of this fixture's teardown: the fixtures
     # set up after this one (the agent's SDK client), the test, and their teardown.
+    if not state.holds_server:
+        from agui_replay.recording import SessionProvider
+
+        SessionProvider.hold_server()
+        state.holds_server = True
     session.before_record = _claimer(state, item, session.path)
     session.guard.share_tls = state.share_tls
     with session.guard.guarding(session.replay_only):
@@ -778,6 +786,13 @@ class _Hooks:
             from agui_replay.pytest_plugin._paths import remove_stale_claims
 
             remove_stale_claims(self.state.cassette_dir)  # before the xdist workers start
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.state.holds_server:
+            from agui_replay.recording import SessionProvider
+
+            self.state.holds_server = False
+            SessionProvider.release_server()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import threading
+import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
@@ -29,8 +30,14 @@ class SessionProvider:
     or plug one of the in-process transports in. Behind it, each run of the session is served
     by a fresh :class:`~agui_replay.providers.FakeProvider` built from that run's recorded
     interactions (replay), or forwarded to the upstream by a
-    :class:`~agui_replay.providers.Recorder` (record). The loopback server starts on first use
-    and stops with the session.
+    :class:`~agui_replay.providers.Recorder` (record).
+
+    The loopback server is the process's (see :class:`_SharedLoopback`): every session of the
+    process gets the same port, and the server hands each request to the session in a run at
+    that moment, so a client that kept the address of an earlier session (cached at module
+    level, built in another test) reaches the current one. It starts on first use and stops
+    when no session uses it and nothing holds it (the pytest plugin holds it for the whole
+    pytest session: :meth:`hold_server`).
     """
 
     def __init__(self, session: CassetteSession) -> None:
@@ -50,16 +57,26 @@ class SessionProvider:
     def _ensure_server(self) -> LoopbackServer:
         with self._lock:
             if self._server is None:
-                from agui_replay.providers import LoopbackServer
-
                 self._session.start()
-                self._server = LoopbackServer(self.handle, base_path=self._session.base_path)
+                self._server = _SHARED.server(self)
             return self._server
+
+    @staticmethod
+    def hold_server() -> None:
+        """Keep the process's loopback server (and its port) alive between sessions, until
+        :meth:`release_server`: the pytest plugin holds it from the first test that uses
+        ``agui`` to the end of the pytest session, so clients outlive tests."""
+        _SHARED.hold()
+
+    @staticmethod
+    def release_server() -> None:
+        """Undo one :meth:`hold_server`; the server stops once no session uses it."""
+        _SHARED.release()
 
     @property
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT`` plus the provider's base path (``/v1`` for OpenAI)."""
-        return self._ensure_server().base_url
+        return self._ensure_server().url + self._session.base_path
 
     @property
     def anthropic_base_url(self) -> str:
@@ -258,6 +275,7 @@ class SessionProvider:
         from agui_replay.providers import FakeProvider
 
         self.fake = FakeProvider.from_interactions(interactions, match=match)
+        _SHARED.attach(self)  # requests to the process's loopback port come here now
         self._mode = "replay"
         return self.fake
 
@@ -267,6 +285,7 @@ class SessionProvider:
             from agui_replay.providers import Recorder
 
             self.recorder = Recorder(self._session.upstream_url(), secrets=self._session.secrets)
+        _SHARED.attach(self)
         self._mode = "record"
         return len(self.recorder.interactions)
 
@@ -279,12 +298,92 @@ class SessionProvider:
 
     def close(self) -> None:
         self._mode = "idle"
-        if self._server is not None:
-            self._server.close()
-            self._server = None
+        self._server = None
+        _SHARED.detach(self)
         if self.recorder is not None:
             self.recorder.close()
         self._proxies.clear()
+
+
+class _SharedLoopback:
+    """The loopback server of this process, shared by its sessions.
+
+    One port for the life of the process (of each xdist worker), or at least of the pytest
+    session: ``OPENAI_BASE_URL`` and ``agui.provider.base_url`` read the same in every test, so
+    a client built in one test (or cached on first use inside an agent) keeps working in the
+    next. Each request goes to the attached session that is in a run (the latest attached, if
+    several are), else to the latest attached one, which answers that no run is in progress;
+    with no session attached it is answered with an error saying no test's session is open.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._server: LoopbackServer | None = None
+        self._holds = 0
+        self._attached: list[weakref.ref[SessionProvider]] = []
+
+    def server(self, provider: SessionProvider) -> LoopbackServer:
+        """The running server (started now if need be), with ``provider`` attached."""
+        self.attach(provider)
+        with self._lock:
+            if self._server is None:
+                from agui_replay.providers import LoopbackServer
+
+                self._server = LoopbackServer(self.handle, base_path="")
+            return self._server
+
+    def attach(self, provider: SessionProvider) -> None:
+        with self._lock:
+            self._attached = [r for r in self._attached if r() not in (None, provider)]
+            self._attached.append(weakref.ref(provider))
+
+    def detach(self, provider: SessionProvider) -> None:
+        with self._lock:
+            self._attached = [r for r in self._attached if r() not in (None, provider)]
+            self._stop_if_unused()
+
+    def hold(self) -> None:
+        with self._lock:
+            self._holds += 1
+
+    def release(self) -> None:
+        with self._lock:
+            self._holds = max(0, self._holds - 1)
+            self._stop_if_unused()
+
+    def _stop_if_unused(self) -> None:
+        # caller holds _lock
+        if self._holds or self._server is None or any(r() is not None for r in self._attached):
+            return
+        server, self._server = self._server, None
+        server.close()
+
+    def current(self) -> SessionProvider | None:
+        with self._lock:
+            attached = [p for p in (r() for r in self._attached) if p is not None]
+        running = [p for p in attached if p.mode != "idle"]
+        if running:
+            return running[-1]
+        return attached[-1] if attached else None
+
+    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Plan:
+        provider = self.current()
+        if provider is not None:
+            return provider.handle(method, path, headers, body)
+        from agui_replay.providers import detect_api, error_plan
+
+        _, path, _ = _route(None, path, headers, None)
+        return error_plan(
+            detect_api(path),
+            500,
+            f"agui_replay: {method} {path} arrived while no test's agui session is open; the "
+            "loopback server answers only requests made during agui.run()",
+            error_type="agui_replay_error",
+            headers=[("x-should-retry", "false")],
+        )
+
+
+_SHARED = _SharedLoopback()
 
 
 async def _off_loop(items: Iterator[tuple[float, bytes]]) -> AsyncIterator[tuple[float, bytes]]:
