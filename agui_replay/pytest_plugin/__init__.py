@@ -552,7 +552,9 @@ def agui(
     except InvalidArgumentError as exc:  # a bad rule or id generator: this test fails alone
         pytest.fail(f"{item.nodeid}: {exc}", pytrace=False)
     # A replaying test is guarded from here to the end of this fixture's teardown: the fixtures
-    # set up after this one (the agent's SDK client), the test, and their teardown.
+    # set up after this one (the agent's SDK client), the test, and their teardown. For as
+    # long, the unset key variables hold placeholders (the SDKs demand a key; a replay sends
+    # nothing with it).
     if not state.holds_server:
         from agui_replay.recording import SessionProvider
 
@@ -560,7 +562,7 @@ def agui(
         state.holds_server = True
     session.before_record = _claimer(state, item, session.path)
     session.guard.share_tls = state.share_tls
-    with session.guard.guarding(session.replay_only):
+    with session.guard.guarding(session.replay_only), session.placeholders():
         try:
             yield session
         finally:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
 from enum import Enum
 
 from agui_replay.errors import (
@@ -20,6 +21,7 @@ __all__ = [
     "DEFAULT_FROZEN_TIME",
     "DEFAULT_SECRET_ENV",
     "DEFAULT_UPSTREAM",
+    "PLACEHOLDER_ENV",
     "MissingCassetteError",
     "NetworkBlockedError",
     "RecordMode",
@@ -27,6 +29,7 @@ __all__ = [
     "ReplayMismatchError",
     "TargetError",
     "UpstreamError",
+    "placeholder_env",
     "secrets_from_env",
 ]
 
@@ -53,6 +56,41 @@ DEFAULT_SECRET_ENV: tuple[str, ...] = (
     "AWS_BEARER_TOKEN_BEDROCK",
 )
 """Environment variables whose values (when set) are always scrubbed from cassettes."""
+
+_KEY_PLACEHOLDER = "sk-agui-replay-placeholder"
+
+PLACEHOLDER_ENV: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "AZURE_OPENAI_API_KEY",
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "GROQ_API_KEY",
+            "MISTRAL_API_KEY",
+            "COHERE_API_KEY",
+            "OPENROUTER_API_KEY",
+            "DEEPSEEK_API_KEY",
+        ),
+        _KEY_PLACEHOLDER,
+    ),
+    "AWS_ACCESS_KEY_ID": "AKIAAGUIREPLAYPLACE0",
+    "AWS_SECRET_ACCESS_KEY": "agui-replay-placeholder-secret-access-key",
+    "AWS_REGION": "us-east-1",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+"""The variables the supported SDKs demand before they send anything (API keys, AWS
+credentials and region), each with a placeholder of the shape the SDK accepts. Optional
+credentials that change how an SDK signs (``AWS_SESSION_TOKEN``, ``AWS_BEARER_TOKEN_BEDROCK``)
+are not in it.
+
+While a session replays (the ``agui`` fixture's setup to teardown in a replay-only session,
+and every replayed run), each variable of this list that is unset holds its placeholder, so
+``openai.OpenAI()`` with no key in the environment works: the replay answers every request, and
+nothing is ever sent with a placeholder. A variable the user set is never changed; the ones set
+here are removed afterwards. Placeholders are never secrets to scrub (the key-shaped ones are
+scrubbed like any key-shaped string)."""
 
 
 # --- errors -----------------------------------------------------------------------------------
@@ -89,5 +127,43 @@ class RecordMode(str, Enum):
 
 
 def secrets_from_env(names: Iterable[str] = DEFAULT_SECRET_ENV) -> list[str]:
-    """The values of those environment variables that are set (the secrets to scrub)."""
-    return [v for v in (os.environ.get(n, "") for n in names) if v.strip()]
+    """The values of those environment variables that are set (the secrets to scrub).
+
+    A value shorter than :data:`~agui_replay.scrub.MIN_SECRET_LENGTH` is left out, with a
+    ``UserWarning`` naming the variable (never its value): replacing ``x`` everywhere would
+    wreck the cassette, and no real key is that short.
+    """
+    from agui_replay.scrub import MIN_SECRET_LENGTH
+
+    found: list[str] = []
+    for name in dict.fromkeys(names):
+        value = os.environ.get(name, "")
+        if not value.strip():
+            continue
+        if len(value) < MIN_SECRET_LENGTH:
+            warnings.warn(
+                f"agui_replay: the value of ${name} is shorter than {MIN_SECRET_LENGTH} "
+                "characters, so it is not scrubbed from cassettes (every occurrence of so short "
+                "a string would be replaced, corrupting them); a real key is longer",
+                UserWarning,
+                stacklevel=2,
+            )
+            continue
+        found.append(value)
+    return found
+
+
+@contextlib.contextmanager
+def placeholder_env(placeholders: Mapping[str, str] = PLACEHOLDER_ENV) -> Iterator[list[str]]:
+    """For the block, each variable of ``placeholders`` that is unset holds its placeholder
+    (see :data:`PLACEHOLDER_ENV`); yields the names set. Afterwards those are unset again,
+    unless something changed them meanwhile (then the new value stays)."""
+    added = [name for name in placeholders if name not in os.environ]
+    for name in added:
+        os.environ[name] = placeholders[name]
+    try:
+        yield added
+    finally:
+        for name in added:
+            if os.environ.get(name) == placeholders[name]:
+                del os.environ[name]

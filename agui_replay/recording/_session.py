@@ -39,6 +39,7 @@ from agui_replay.recording._modes import (
     ReplayMismatchError,
     TargetError,
     UpstreamError,
+    placeholder_env,
 )
 from agui_replay.recording._refresh import refresh_refused, refreshed_cassette
 from agui_replay.recording._session_provider import SessionProvider
@@ -185,7 +186,7 @@ class CassetteSession:
         self.freeze_time = freeze_time
         self.mode = RecordMode.NONE if refresh else RecordMode.parse(mode)
         self._upstream = upstream
-        self.secrets: list[str] = [s for s in secrets if s]
+        self.secrets: list[str] = _usable_secrets(secrets)
         self.record_command = record_command or "pytest --agui-record"
         self.name = name
         self.normalize = normalize
@@ -331,6 +332,13 @@ class CassetteSession:
         if any(r.action == "recorded" for r in self.runs):
             return "recorded"
         return "replayed" if self.runs else None
+
+    def placeholders(self) -> contextlib.AbstractContextManager[Any]:
+        """While this session only replays, the unset key variables of
+        :data:`~agui_replay.recording._modes.PLACEHOLDER_ENV` hold placeholders for the block
+        (the pytest plugin: from the ``agui`` fixture's setup to its teardown), so an SDK
+        client built with no key works; nothing changes otherwise."""
+        return placeholder_env() if self.replay_only else contextlib.nullcontext()
 
     def __enter__(self) -> CassetteSession:
         if self.replay_only:
@@ -562,6 +570,7 @@ class CassetteSession:
         try:
             with (
                 self.guard.guarding(pending.replay),
+                placeholder_env() if pending.replay else contextlib.nullcontext(),
                 self._clock(),
                 self._routing(),
                 self._ids(pending.index),
@@ -759,6 +768,15 @@ class CassetteSession:
                 f"the agent made {len(fake.requests)} provider request(s); the recording has "
                 f"{len(fake.turns)}: never requested: " + "; ".join(fake.unserved)
             )
+        failed_early = _early_run_error(record.events) if not fake.requests else None
+        if problems and failed_early is not None:
+            raise ReplayMismatchError(
+                f"{self.path}: run #{pending.index}: the agent failed before reaching its "
+                f"provider: it made no provider request (the recording has {len(fake.turns)}) "
+                f"and ended in RUN_ERROR: {failed_early}\nThis is not a change of the "
+                "recording: look at what the agent does before its first model call (a variable "
+                "or file it reads, a client it builds, a tool it calls)."
+            )
         if problems:
             header = f"{self.path}: run #{pending.index} does not replay as recorded"
             footer = f"If the change is intended, re-record with `{self.record_command}`."
@@ -851,6 +869,38 @@ class CassetteSession:
     def events(self) -> list[WireEvent]:
         """The events of every run so far, as produced (raw)."""
         return [e for r in self.runs for e in r.events]
+
+
+def _usable_secrets(secrets: Iterable[str]) -> list[str]:
+    """The configured secrets long enough to scrub: replacing a one-letter "secret" everywhere
+    would corrupt the cassette (its JSON keys are kept, but every value would change)."""
+    usable = []
+    for secret in secrets:
+        if not secret:
+            continue
+        if len(secret) < MIN_SECRET_LENGTH:
+            import warnings
+
+            warnings.warn(
+                f"agui_replay: a configured secret (secrets=, the marker's secrets or the "
+                f"agui_secrets fixture) is shorter than {MIN_SECRET_LENGTH} characters and is "
+                "not scrubbed: every occurrence of so short a string would be replaced",
+                UserWarning,
+                stacklevel=3,
+            )
+            continue
+        usable.append(secret)
+    return usable
+
+
+def _early_run_error(events: list[WireEvent]) -> str | None:
+    """The message of the RUN_ERROR the stream ended in (``None``: it did not)."""
+    if not events or events[-1].get("type") != "RUN_ERROR":
+        return None
+    last = events[-1]
+    message = str(last.get("message") or "(no message)")
+    code = last.get("code")
+    return f"{message} (code {code})" if code else message
 
 
 def _short(value: Any) -> str:

@@ -35,7 +35,10 @@ offsets survive):
   each message's JSON payload is scrubbed, the text streamed over several messages as one
   text, and a changed message gets new CRCs (see :mod:`agui_replay.scrub._eventstream`).
 
-Strings that are not pieces of one stream are scrubbed one by one.
+Strings that are not pieces of one stream are scrubbed one by one. The keys of objects are
+never rewritten (only values are data). The pytest plugin and the recording session leave out
+configured secrets shorter than :data:`MIN_SECRET_LENGTH`, with a warning: replacing every
+``x`` would corrupt a cassette.
 
 >>> key = "sk-test-0123456789abcdef"
 >>> scrub({"headers": {"Authorization": f"Bearer {key}"}, "body": f"key={key}"})
@@ -107,9 +110,10 @@ DEFAULT_SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 """Patterns of strings that look like provider keys; scrubbed wherever they appear."""
 
-# Values taken from secret headers are only treated as secrets everywhere when they are long
-# enough to be one: replacing a 3-character cookie value in every string would wreck bodies.
 MIN_SECRET_LENGTH = 8
+"""Values taken from secret headers are only treated as secrets everywhere when they are at
+least this long, and a recording session ignores (with a warning) a configured secret that is
+shorter: replacing a 3-character value in every string would wreck bodies."""
 
 # Content events whose deltas are pieces of one text, keyed by the field naming that text.
 _DELTA_STREAMS: dict[str, str] = {
@@ -259,14 +263,15 @@ class _Walk:
 
     def mapping(self, obj: Mapping[Any, Any]) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
+        # Keys are never rewritten: they are names (fields, header names), not data, and a
+        # changed key would change what the document means.
         for key, value in obj.items():
-            new_key = self.text(key) if isinstance(key, str) else key
             if isinstance(key, str) and key.lower() == "headers":
-                out[new_key] = self.header_block(value)
+                out[key] = self.header_block(value)
             elif isinstance(key, str) and key == "chunks" and _is_chunk_list(value):
-                out[new_key] = self.chunks(value)
+                out[key] = self.chunks(value)
             else:
-                out[new_key] = self.value(value)
+                out[key] = self.value(value)
         return out
 
     def array(self, obj: Sequence[Any]) -> list[Any]:
