@@ -768,7 +768,9 @@ class CassetteSession:
                 f"the agent made {len(fake.requests)} provider request(s); the recording has "
                 f"{len(fake.turns)}: never requested: " + "; ".join(fake.unserved)
             )
-        failed_early = _early_run_error(record.events) if not fake.requests else None
+        # the recording reached the provider, this replay never did: the agent failed first
+        never_reached = bool(fake.turns) and not fake.requests
+        failed_early = _early_run_error(record.events) if never_reached else None
         if problems and failed_early is not None:
             raise ReplayMismatchError(
                 f"{self.path}: run #{pending.index}: the agent failed before reaching its "
