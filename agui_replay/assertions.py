@@ -43,7 +43,6 @@ __all__ = [
     "final_state",
     "is_event_stream",
     "json_diff",
-    "json_equal",
     "message_text",
 ]
 

@@ -14,11 +14,13 @@ defined here, and the package that raises it re-exports it (``agui_replay.server
     ├── EventDecodeError            an event that does not parse (unknown type, wrong field)
     │   └── SchemaViolation             ... whose fields break the AG-UI schema (also below)
     ├── SSEDecodeError              an SSE frame that is not JSON, or too large
+    ├── EventStreamError            bytes that are not an intact AWS event stream message
     ├── ProtocolViolation           an event that breaks an ordering rule (the verifier)
     │   └── SchemaViolation
     ├── PatchError                  a JSON Patch that cannot be applied, or a document too deep
     │   └── EventPatchError             a STATE_DELTA / ACTIVITY_DELTA that did not apply
     ├── StateDecodeError            RunAgentInput.state that does not fit the state type
+    │   └── StateEncodeError            a state object that cannot be turned into JSON
     ├── InputFileError              a file that is not a cassette, SSE capture or JSON lines
     ├── CassetteError               a cassette that is missing, malformed or of another version
     │   └── MissingCassetteError        replay needs a cassette (or a run) never recorded
@@ -68,6 +70,7 @@ __all__ = [
     "ConfirmationRequiredError",
     "EventDecodeError",
     "EventPatchError",
+    "EventStreamError",
     "HandleClosedError",
     "InputFileError",
     "InvalidArgumentError",
@@ -89,6 +92,7 @@ __all__ = [
     "ScriptExhaustedError",
     "ServerStartError",
     "StateDecodeError",
+    "StateEncodeError",
     "StreamCut",
     "TargetError",
     "UpstreamError",
@@ -153,6 +157,16 @@ class SSEDecodeError(AguiReplayError, ValueError):
         self.frame = frame
 
 
+class EventStreamError(AguiReplayError, ValueError):
+    """Bytes that are not a whole, intact AWS event stream message (short, bad length or CRC).
+
+    Bedrock's ConverseStream frames its events this way; a recorded binary chunk that does not
+    decode is refused with this error instead of being scrubbed or replayed half-read.
+    """
+
+    code = "PROTOCOL"
+
+
 class ProtocolViolation(AguiReplayError):
     """An event that breaks one of the AG-UI ordering rules.
 
@@ -212,6 +226,10 @@ class StateDecodeError(AguiReplayError, ValueError):
     """``RunAgentInput.state`` does not fit the agent's state type (AG-UI code SERIALIZATION)."""
 
     code = "SERIALIZATION"
+
+
+class StateEncodeError(StateDecodeError):
+    """A state object that pydantic cannot turn into JSON (AG-UI code SERIALIZATION)."""
 
 
 class BlockOpenError(AguiReplayError, RuntimeError):

@@ -101,7 +101,7 @@ def test_round_trip_keeps_every_value(tmp_path: Path) -> None:
     cassette.meta = {"mode": "rewrite"}
     path = save_cassette(cassette, tmp_path / "c.json")
     loaded = load_cassette(path)
-    assert loaded.version == FORMAT_VERSION == 2
+    assert loaded.version == FORMAT_VERSION == 3
     assert loaded.library_version == agui_replay.__version__
     assert loaded.recorded_at == cassette.recorded_at
     assert loaded.name == "test_x"
@@ -140,7 +140,7 @@ def test_each_event_and_each_chunk_is_one_line_of_the_file() -> None:
     ]
     # the envelope is pretty-printed: the version has a line of its own, near the top
     assert lines[0] == "{"
-    assert lines[1] == '  "version": 2,'
+    assert lines[1] == '  "version": 3,'
     assert text.endswith("}\n")
     json.loads(text)  # and the whole file is plain JSON
 
@@ -294,7 +294,7 @@ def test_each_shape_error_points_at_its_place(
 
 def _write_layout(doc: dict[str, Any]) -> str:
     """The document in cassette layout, without validation (events/chunks one per line)."""
-    from agui_replay.cassette import _pretty
+    from agui_replay.cassette._format import _pretty
 
     return "".join(_pretty(doc, 0, [])) + "\n"
 

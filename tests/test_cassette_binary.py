@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from agui_replay._eventstream import decode_frames, encode_event
 from agui_replay.cassette import (
     FORMAT_VERSION,
     Cassette,
@@ -26,7 +27,6 @@ from agui_replay.errors import CassetteError
 from agui_replay.providers import Chunk, FakeProvider, Interaction, Recorder
 from agui_replay.recording._modes import DEFAULT_SECRET_ENV
 from agui_replay.scrub import SCRUBBED, scrub
-from agui_replay.scrub._eventstream import decode_frames, encode_event
 
 boto3 = pytest.importorskip("boto3")
 from botocore.config import Config  # noqa: E402

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 import agui_replay
 from agui_replay import pytest_plugin, recording
@@ -20,42 +24,78 @@ def _imported_by(code: str, modules: list[str]) -> str:
     ).stdout.strip()
 
 
-def test_all_is_sorted_unique_and_resolves() -> None:
-    names = agui_replay.__all__
-    assert names == sorted(names), "keep __all__ sorted"
-    assert len(names) == len(set(names))
-    for name in names:
-        assert hasattr(agui_replay, name), f"agui_replay.__all__ names {name!r}, which is missing"
+ROOT = Path(agui_replay.__file__).resolve().parent
 
 
-def test_every_public_attribute_is_in_all() -> None:
-    # dir(), not vars(): the package imports its names on first use, so vars() shows only the
-    # ones used so far.
-    public = {
-        name
-        for name in dir(agui_replay)
-        # submodules, `from __future__ import annotations`, and pytest's assertion-rewrite helpers
-        # (pytest rewrites this package because its plugin lives in it) are not API
-        if name[0].isalpha()
-        and name != "annotations"
-        and not isinstance(getattr(agui_replay, name), ModuleType)
+def public_modules() -> list[str]:
+    """Every module of the package whose dotted path has no private part (cli aside)."""
+    names = []
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = ("agui_replay", *path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if parts[-1] != "__main__" and not any(part.startswith("_") for part in parts[1:]):
+            names.append(".".join(parts))
+    return names
+
+
+def test_the_top_level_holds_only_the_version() -> None:
+    assert agui_replay.__all__ == ["__version__"]
+    public = {name for name in vars(agui_replay) if name[0].isalpha() and name != "annotations"}
+    names = {n for n in public if not isinstance(getattr(agui_replay, n), ModuleType)}
+    assert names == set()
+
+
+def test_each_facade_all_is_sorted_unique_and_resolves() -> None:
+    for name in public_modules():
+        module = importlib.import_module(name)
+        exported = list(getattr(module, "__all__", []))
+        assert len(exported) == len(set(exported)), name
+        for attr in exported:
+            assert hasattr(module, attr), f"{name}.__all__ names {attr!r}, which is missing"
+
+
+def test_what_a_facade_hands_out_shows_a_public_module() -> None:
+    hidden = []
+    for name in public_modules():
+        module = importlib.import_module(name)
+        for attr in getattr(module, "__all__", []):
+            value = getattr(module, attr)
+            home = getattr(value, "__module__", None)
+            ours = isinstance(home, str) and home.startswith("agui_replay")
+            if (inspect.isclass(value) or inspect.isfunction(value)) and ours and "._" in home:
+                hidden.append(f"{name}.{attr} shows {home}")
+    assert hidden == []
+
+
+def test_the_public_surface_does_not_grow() -> None:
+    # The number of distinct public names (a ratchet: lower it as names go private).
+    names = {
+        attr
+        for name in public_modules()
+        for attr in getattr(importlib.import_module(name), "__all__", [])
     }
-    assert public == set(agui_replay.__all__) - {"__version__"}
+    assert len(names) <= PUBLIC_NAMES_CEILING, sorted(names)
 
 
-def test_the_lazy_table_matches_the_type_checking_imports() -> None:
+PUBLIC_NAMES_CEILING = 268
+
+
+@pytest.mark.parametrize("facade", ["agui_replay.providers", "agui_replay.providers.transport"])
+def test_a_lazy_facade_table_matches_its_type_checking_imports(facade: str) -> None:
     # mypy and IDEs read the `if TYPE_CHECKING:` imports, the runtime reads the table: a name
     # added to one only would type-check but fail at run time (or the other way round).
-    tree = ast.parse(Path(agui_replay.__file__).read_text(encoding="utf-8"))
+    module = importlib.import_module(facade)
+    tree = ast.parse(Path(module.__file__ or "").read_text(encoding="utf-8"))
     guard = next(node for node in tree.body if isinstance(node, ast.If))
     declared = {
         alias.name: node.module
         for node in guard.body
-        if isinstance(node, ast.ImportFrom) and node.level == 1
+        if isinstance(node, ast.ImportFrom)
         for alias in node.names
     }
-    assert declared == agui_replay._LAZY
-    assert set(declared) == set(agui_replay.__all__) - {"__version__"}
+    assert declared == module._HOMES
+    assert set(declared) == set(module.__all__)
 
 
 def test_importing_the_package_pulls_in_no_test_or_http_library() -> None:
@@ -67,8 +107,8 @@ def test_importing_the_package_pulls_in_no_test_or_http_library() -> None:
 def test_importing_the_package_alone_imports_no_submodule_nor_ag_ui() -> None:
     out = _imported_by("import agui_replay", ["ag_ui", "pydantic", "agui_replay.client"])
     assert out == "", f"import agui_replay imported {out}"
-    # ...and a name still imports what it needs.
-    out = _imported_by("from agui_replay import Session", ["ag_ui", "agui_replay.client"])
+    # ...and a facade still imports what it needs.
+    out = _imported_by("from agui_replay.client import Session", ["ag_ui", "agui_replay.client"])
     assert out == "ag_ui,agui_replay.client"
 
 

@@ -25,11 +25,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agui_replay import AguiReplayError
 from agui_replay.cassette import Cassette, load_cassette, loads_cassette
 from agui_replay.cassette._recordings import load_recording, state_at, verify_recording
 from agui_replay.cli._parser import main
 from agui_replay.client import Session, apply_events
+from agui_replay.errors import AguiReplayError
 from agui_replay.events import (
     dump_json,
     event_type,

@@ -15,24 +15,30 @@ from typing import Any
 import pytest
 from test_plugin_modes import CONFTEST, HELLO, TEST_AGENT, run
 
-from agui_replay import (
-    AguiReplayError,
-    CassetteError,
-    EventDecodeError,
-    InvalidArgumentError,
-    PatchError,
-    SSEDecodeError,
-)
 from agui_replay._limits import (
     MAX_JSON_DEPTH,
     MAX_JSON_INT_DIGITS,
     MAX_SSE_RETRY_DIGITS,
     depth_limited_dumps,
 )
-from agui_replay.cassette import Cassette, document_line, load_cassette, loads_cassette
-from agui_replay.cassette._recordings import InputFileError, load_recording
+from agui_replay.cassette import (
+    Cassette,
+    document_line,
+    load_cassette,
+    load_recording,
+    loads_cassette,
+)
 from agui_replay.cli._parser import main
 from agui_replay.client import Session
+from agui_replay.errors import (
+    AguiReplayError,
+    CassetteError,
+    EventDecodeError,
+    InputFileError,
+    InvalidArgumentError,
+    PatchError,
+    SSEDecodeError,
+)
 from agui_replay.events import parse_event, parse_events, to_wire
 from agui_replay.patch import apply_patch
 from agui_replay.sse import SSEDecoder, decode_sse

@@ -139,7 +139,7 @@ def test_record_then_replay_offline_with_random_ids(
     result.stdout.fnmatch_lines(["*1 cassette(s) recorded, 0 replayed*", f"*recorded: {HELLO}*"])
 
     cassette = load(project.path / HELLO)
-    assert cassette["version"] == 2
+    assert cassette["version"] == 3
     (recorded,) = cassette["runs"]
     assert recorded["input"]["messages"][0]["content"] == "hello there"
     (interaction,) = recorded["interactions"]

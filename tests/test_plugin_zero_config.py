@@ -152,7 +152,7 @@ def test_openai_client_without_base_url_records_and_replays(
         pytester, upstreams, [f"--agui-upstream={upstreams['one'].base_url}"], 3, monkeypatch
     )
     run = cassettes["test_weather/test_import_time_client.json"]["runs"][0]
-    assert cassettes["test_weather/test_import_time_client.json"]["version"] == 2
+    assert cassettes["test_weather/test_import_time_client.json"]["version"] == 3
     assert [(i["provider"], i["request"]["path"]) for i in run["interactions"]] == [
         ("openai", "/v1/chat/completions")
     ]

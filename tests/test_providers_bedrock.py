@@ -26,6 +26,7 @@ from botocore.config import Config  # noqa: E402
 from botocore.eventstream import EventStreamBuffer  # noqa: E402
 from botocore.exceptions import ClientError  # noqa: E402
 
+from agui_replay._eventstream import decode_frame, decode_frames  # noqa: E402
 from agui_replay.providers import (  # noqa: E402
     FakeProvider,
     Reasoning,
@@ -35,7 +36,6 @@ from agui_replay.providers import (  # noqa: E402
     Usage,
     detect_api,
 )
-from agui_replay.scrub._eventstream import decode_frame, decode_frames  # noqa: E402
 
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
 USER = [{"role": "user", "content": [{"text": "hi"}]}]

@@ -276,7 +276,7 @@ def test_interaction_round_trip_and_bad_dicts() -> None:
 
 
 def test_scrubber_headers_and_values() -> None:
-    from agui_replay.providers import Scrubber
+    from agui_replay.scrub import Scrubber
 
     s = Scrubber(
         secrets=["tok-9"], scrub_headers=["authorization", "x-api-key", "api-key", "x-org"]

@@ -212,7 +212,7 @@ def test_two_providers_record_to_their_own_upstreams_and_replay(tmp_path: Path) 
     assert [r.api for r in openai_up.requests] == ["openai.chat"]
     assert [r.api for r in anthropic_up.requests] == ["anthropic.messages"]
     cassette = load_cassette(path)
-    assert cassette.version == 2
+    assert cassette.version == 3
     assert [i["provider"] for i in cassette.runs[0].interactions] == ["openai", "anthropic"]
     assert KEY not in path.read_text()
 

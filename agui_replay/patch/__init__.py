@@ -25,6 +25,8 @@ are not JSON values.
 
 from __future__ import annotations
 
+from agui_replay._lazy import claim
+
 from .._jsonvalues import MAX_DEPTH, JSONValue, Operation
 from ._apply import apply_patch, apply_patch_in_place
 from ._diff import diff, diff_exceeds, diff_in_place
@@ -43,3 +45,5 @@ __all__ = [
     "diff_in_place",
     "json_equal",
 ]
+
+claim(__name__, [globals()[name] for name in __all__ if name in globals()])

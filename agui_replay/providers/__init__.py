@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         RecordedResponse,
         parse_body,
     )
-    from agui_replay.providers._recorder import SCRUBBED, ProxyApp, Recorder, Scrubber
+    from agui_replay.providers._recorder import ProxyApp, Recorder
     from agui_replay.providers._script import (
         ProviderRequest,
         Reasoning,
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
     from agui_replay.providers.transport._loopback import App, AsyncApp, LoopbackServer
 
 __all__ = [
-    "SCRUBBED",
     "App",
     "AsyncApp",
     "Chunk",
@@ -80,7 +79,6 @@ __all__ = [
     "Recorder",
     "ReplayTurn",
     "ScriptTurn",
-    "Scrubber",
     "Text",
     "TextDelta",
     "ToolCall",
@@ -126,7 +124,7 @@ _HOMES = {
         "agui_replay.providers._interaction",
     ),
     **dict.fromkeys(
-        ("SCRUBBED", "ProxyApp", "Recorder", "Scrubber"), "agui_replay.providers._recorder"
+        ("ProxyApp", "Recorder"), "agui_replay.providers._recorder"
     ),
 }
 

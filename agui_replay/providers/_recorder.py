@@ -12,7 +12,7 @@ The recorder asks the upstream for ``accept-encoding: identity`` so each stored 
 that crossed the network. A chunk that ends inside a multi-byte UTF-8 character keeps the partial
 bytes for the next chunk (the stored text is always valid). A body whose content type is not
 text (AWS's ``application/vnd.amazon.eventstream``) is kept as bytes, one chunk per read, and
-scrubbed message by message (:func:`agui_replay.scrub._eventstream.scrub_eventstream`).
+scrubbed message by message (:func:`agui_replay.scrub.scrub_eventstream`).
 
 The headers of an AWS SigV4 signature are handled like secrets: ``Authorization`` and
 ``X-Amz-Security-Token`` are scrubbed (and their values looked for everywhere else), while
@@ -41,9 +41,12 @@ from agui_replay.providers._interaction import (
 )
 from agui_replay.providers.formats._wire import Plan, StreamCut, error_plan, url_target
 from agui_replay.providers.transport._loopback import LoopbackServer
-from agui_replay.scrub import scrub_chunks
-from agui_replay.scrub._eventstream import scrub_eventstream
-from agui_replay.scrub._scrubber import DEFAULT_SIGNING_HEADERS, sigv4_secrets
+from agui_replay.scrub import (
+    DEFAULT_SIGNING_HEADERS,
+    scrub_chunks,
+    scrub_eventstream,
+    sigv4_secrets,
+)
 
 if TYPE_CHECKING:
     import httpx

@@ -33,7 +33,7 @@ offsets survive):
 * the ``delta`` of the AG-UI content events of one message or tool call;
 * a ``"chunks"`` list whose chunks are binary (``"encoding": "base64"``, an AWS event stream):
   each message's JSON payload is scrubbed, the text streamed over several messages as one
-  text, and a changed message gets new CRCs (see :mod:`agui_replay.scrub._eventstream`).
+  text, and a changed message gets new CRCs (see :mod:`agui_replay._eventstream`).
 
 Strings that are not pieces of one stream are scrubbed one by one. The keys of objects are
 never rewritten (only values are data). The pytest plugin and the recording session leave out

@@ -89,7 +89,9 @@ def __getattr__(name: str) -> Any:
     if name in ("agui_app", "AguiEndpoint"):
         from agui_replay.server import _asgi as asgi
 
-        return getattr(asgi, name)
+        value = getattr(asgi, name)
+        claim(__name__, [value])
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 claim(__name__, [globals()[name] for name in __all__ if name in globals()])

@@ -31,6 +31,8 @@ Unchanged()
 
 from __future__ import annotations
 
+from agui_replay._lazy import claim
+
 from ._codec import StateEncodeError, decode_state, encode_state
 from ._manager import StateManager
 from ._variants import Delta, Snapshot, StatePublish, Unchanged
@@ -45,3 +47,5 @@ __all__ = [
     "decode_state",
     "encode_state",
 ]
+
+claim(__name__, [globals()[name] for name in __all__ if name in globals()])

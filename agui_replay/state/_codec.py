@@ -9,15 +9,11 @@ from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from .._jsonvalues import JSONValue
-from ..errors import StateDecodeError
+from ..errors import StateDecodeError, StateEncodeError
 
 __all__ = ["StateEncodeError", "decode_state", "encode_state"]
 
 S = TypeVar("S")
-
-
-class StateEncodeError(StateDecodeError):
-    """A state object that pydantic cannot turn into JSON (AG-UI code SERIALIZATION)."""
 
 
 _ADAPTERS: dict[Any, TypeAdapter[Any]] = {}

@@ -7,7 +7,7 @@ What ``boto3.client("bedrock-runtime")`` sends and expects:
   ``{"reasoningContent": {"reasoningText": {"text", "signature"}}}``), ``stopReason``,
   ``usage`` and ``metrics``;
 * ``POST /model/{modelId}/converse-stream``: an ``application/vnd.amazon.eventstream`` body,
-  binary messages (see :mod:`agui_replay.scrub._eventstream`) whose ``:event-type`` is
+  binary messages (see :mod:`agui_replay._eventstream`) whose ``:event-type`` is
   ``messageStart``, ``contentBlockStart`` (a tool call opens), ``contentBlockDelta`` (a text,
   reasoning or tool-input piece), ``contentBlockStop``, ``messageStop`` (the stop reason) and
   ``metadata`` (usage). Each message is one network write, so a scripted chunk is one message.
@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
+from agui_replay._eventstream import EVENTSTREAM_CONTENT_TYPE, encode_event
 from agui_replay.providers._script import (
     Block,
     BlockWalker,
@@ -47,7 +48,6 @@ from agui_replay.providers.formats._wire import (
     dumps,
     json_plan,
 )
-from agui_replay.scrub._eventstream import EVENTSTREAM_CONTENT_TYPE, encode_event
 
 __all__ = [
     "BEDROCK",

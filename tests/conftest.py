@@ -1,0 +1,50 @@
+"""Markers for the tests that are slow or need something beyond the venv.
+
+``pytest -m "not slow"`` is the inner loop: it leaves out every test below. The README's test
+command runs everything.
+
+* ``slow``: implied by each marker below, and by every test that runs pytest itself
+  (the ``pytester`` fixture: a whole inner pytest run per test);
+* ``node``: needs Node.js and packages from npm (the reference TypeScript client);
+* ``browser``: needs Chromium;
+* ``netns``: replays inside a network namespace (``unshare -n``, root);
+* ``build``: builds the package's wheel;
+* ``fuzz``: thousands of generated examples.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# The modules whose every test needs one of the environments above.
+MODULE_MARKERS = {
+    "test_reference_client": "node",
+    "test_cli_serve_ts": "node",
+    "test_viewer_browser": "browser",
+    "test_offline_namespace": "netns",
+    "test_build": "build",
+    "test_fuzz_entry_points": "fuzz",
+}
+KINDS = {
+    "slow": "slow, or needs more than the venv: left out by -m 'not slow'",
+    "node": "needs Node.js and npm packages (implies slow)",
+    "browser": "needs Chromium (implies slow)",
+    "netns": "replays in a network namespace, needs unshare and root (implies slow)",
+    "build": "builds the wheel (implies slow)",
+    "fuzz": "thousands of generated examples (implies slow)",
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, doc in KINDS.items():
+        config.addinivalue_line("markers", f"{name}: {doc}")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.module.__name__.rpartition(".")[2] if item.module else ""
+        kind = MODULE_MARKERS.get(module)
+        if kind is not None:
+            item.add_marker(getattr(pytest.mark, kind))
+        if kind is not None or "pytester" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
