@@ -150,6 +150,11 @@ class Cassette:
     recorded_at: str = field(default_factory=_now_iso)
     name: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    http: list[dict[str, Any]] = field(default_factory=list)
+    """The test's HTTP exchanges with hosts other than the model providers (a tool's weather
+    API), recorded from the ``agui`` fixture's setup to its teardown: ``{"request": {method,
+    url, headers, body}, "response": {status, headers, chunks}}``. Absent: none (and every
+    cassette written before they were recorded)."""
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -166,6 +171,8 @@ class Cassette:
             out["name"] = self.name
         if self.meta:
             out["meta"] = self.meta
+        if self.http:
+            out["http"] = self.http
         out["runs"] = [run.to_dict() for run in self.runs]
         return out
 
@@ -300,7 +307,16 @@ def _build(doc: Any, validate: Validation) -> Cassette:
         raise _Problem([], 'no "runs" array: a cassette lists its runs under "runs"')
     runs = doc["runs"]
     _expect(runs, list, ["runs"], "an array of runs")
+    http = doc.get("http", [])
+    _expect(http, list, ["http"], "an array of HTTP exchanges")
+    for j, exchange in enumerate(http):
+        _expect(exchange, dict, ["http", j], "an HTTP exchange object")
+        for part in ("request", "response"):
+            if part not in exchange:
+                raise _Problem(["http", j], f'an HTTP exchange needs its "{part}"')
+            _expect(exchange[part], dict, ["http", j, part], "an object")
     return Cassette(
+        http=http,
         runs=[_build_run(run, i, validate) for i, run in enumerate(runs)],
         version=version,
         library_version=library_version,
@@ -663,8 +679,10 @@ def _pretty(value: Any, level: int, where: list[PathPart]) -> Iterator[str]:
 
 
 def _one_per_line(where: Sequence[PathPart]) -> bool:
-    # runs[i].events and runs[i].interactions[j].response.chunks
+    # runs[i].events, runs[i].interactions[j].response.chunks and http[j].response.chunks
     if len(where) == 3 and where[0] == "runs" and where[2] == "events":
+        return True
+    if len(where) == 4 and where[0] == "http" and where[2:] == ["response", "chunks"]:
         return True
     return (
         len(where) == 6

@@ -59,12 +59,27 @@ MARKER_KWARGS = (
     "deterministic_ids",
     "id_generators",
     "record_errors",
+    "ignore_hosts",
+    "drop_hosts",
+    "match_on",
 )
+DEFAULT_DROP_HOSTS = (
+    "api.agno.com",
+    "os-api.agno.com",
+    "us.i.posthog.com",
+    "eu.i.posthog.com",
+    "app.posthog.com",
+    "api.smith.langchain.com",
+    "eu.api.smith.langchain.com",
+)
+"""Same as :data:`agui_replay.providers.transport.DEFAULT_DROP_HOSTS` (the default of ini
+``agui_drop_hosts``); copied so that pytest's start does not import the transports."""
 _MARKER_DOC = (
     f"{MARKER}(record_mode=None, cassette=None, cassette_outside=False, upstream=None, "
     "secrets=(), normalize=True, "
     "match='order', freeze_time=True, hosts=(), intercept=True, deterministic_ids=True, "
-    "id_generators=(), record_errors=False): agui-replay settings for "
+    "id_generators=(), record_errors=False, ignore_hosts=(), drop_hosts=(), match_on=None): "
+    "agui-replay settings for "
     "this test; the marker wins over the command line and the conftest fixtures"
 )
 
@@ -245,6 +260,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
     )
     parser.addini("agui_share_tls", "agui-replay: replays share an SSL context", "bool", True)
+    parser.addini(
+        "agui_ignore_hosts",
+        "agui-replay: hosts whose requests are neither recorded nor replayed (a local service "
+        "the tests start), one HOST, HOST:PORT or *.DOMAIN per line",
+        "linelist",
+        default=[],
+    )
+    parser.addini(
+        "agui_drop_hosts",
+        "agui-replay: hosts answered with an empty 204, never sent nor recorded (telemetry); "
+        "replaces the built-in list",
+        "linelist",
+        default=list(DEFAULT_DROP_HOSTS),
+    )
+    parser.addini(
+        "agui_match_on",
+        "agui-replay: what a replayed HTTP request to a non-provider host is compared on "
+        "besides method and URL (body, headers), one per line",
+        "linelist",
+        default=[],
+    )
 
 
 def _cli_mode(config: pytest.Config) -> RecordMode | None:
@@ -548,6 +584,15 @@ def agui(
             record_errors=bool(marker.get("record_errors", False)),
             id_generators=generators,
             refresh=state.refresh,
+            ignore_hosts=[
+                *request.config.getini("agui_ignore_hosts"),
+                *_host_list(marker.get("ignore_hosts", ())),
+            ],
+            drop_hosts=[
+                *request.config.getini("agui_drop_hosts"),
+                *_host_list(marker.get("drop_hosts", ())),
+            ],
+            match_on=_match_on(marker, list(request.config.getini("agui_match_on"))),
         )
     except InvalidArgumentError as exc:  # a bad rule or id generator: this test fails alone
         pytest.fail(f"{item.nodeid}: {exc}", pytrace=False)
@@ -562,7 +607,11 @@ def agui(
         state.holds_server = True
     session.before_record = _claimer(state, item, session.path)
     session.guard.share_tls = state.share_tls
-    with session.guard.guarding(session.replay_only), session.placeholders():
+    with (
+        session.guard.guarding(session.replay_only),
+        session.placeholders(),
+        session.taping(),
+    ):
         try:
             yield session
         finally:
@@ -609,6 +658,21 @@ def agui_folded_snapshot(
     return use_agui_extension(
         snapshot, fold=True, rules=_snapshot_rules(request, agui_normalizers)
     )
+
+
+def _host_list(value: Any) -> list[str]:
+    # marker ignore_hosts= / drop_hosts=: a host string or a list of them
+    return [value] if isinstance(value, str) else [str(v) for v in value]
+
+
+def _match_on(marker: dict[str, Any], ini: list[str]) -> list[Any]:
+    # marker match_on=: a name, a callable or a list of them; it replaces ini agui_match_on
+    value = marker.get("match_on")
+    if value is None:
+        return ini
+    if isinstance(value, str) or callable(value):
+        return [value]
+    return list(value)
 
 
 def _hosts(value: Any) -> list[str]:

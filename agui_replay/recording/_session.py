@@ -102,6 +102,7 @@ class _Pending:
     recorded: CassetteRun | None = None
     first_interaction: int = 0
     violations_before: int = 0
+    tape_errors_before: int = 0
     normalized_input: dict[str, Any] | None = None
     live_before: Normalizer | None = None  # the live normalizer before this run's input
 
@@ -156,8 +157,19 @@ class CassetteSession:
         id_generators: Iterable[str] = (),
         record_errors: bool = False,
         refresh: bool = False,
+        ignore_hosts: Iterable[str] = (),
+        drop_hosts: Iterable[str] | None = None,
+        match_on: Iterable[Any] = (),
     ) -> None:
         self.path = Path(path)
+        self.ignore_hosts = list(ignore_hosts)
+        """Hosts whose requests :meth:`taping` leaves alone (a local service the test runs)."""
+        self.drop_hosts = drop_hosts
+        """Hosts :meth:`taping` answers with an empty 204 (``None``: known telemetry hosts)."""
+        self.match_on = list(match_on)
+        """What a replayed HTTP request is compared on besides its method and URL."""
+        self.tape: Any = None
+        """The :class:`~agui_replay.providers.transport._tape.HttpTape` of :meth:`taping`."""
         self.refresh = refresh
         """Re-derive the stored events from the recorded interactions (offline); the mode is
         then ``none``."""
@@ -317,6 +329,50 @@ class CassetteSession:
             return contextlib.nullcontext()
         return self.provider.routing()
 
+    @contextlib.contextmanager
+    def taping(self) -> Iterator[Any]:
+        """For the block (the pytest ``agui`` fixture's whole span): the test's requests to
+        hosts other than the model providers are recorded into the cassette (``http``) with
+        their response chunks, or replayed from it with nothing sent (see
+        :mod:`agui_replay.providers.transport._tape`). Off with ``intercept=False``."""
+        if not self.intercept:
+            yield None
+            return
+        from agui_replay.providers.transport import (
+            DEFAULT_DROP_HOSTS,
+            HttpTape,
+            TapeRouter,
+            intercepting,
+        )
+
+        replaying = self.replay_only
+        tape = HttpTape(
+            "replay" if replaying else "record",
+            secrets=self.secrets,
+            ignore=self.ignore_hosts,
+            drop=DEFAULT_DROP_HOSTS if self.drop_hosts is None else self.drop_hosts,
+            match_on=self.match_on,
+            where=str(self.path),
+            loader=self._recorded_http if replaying else None,
+            providers=self.provider_hosts,
+        )
+        self.tape = tape
+        try:
+            with intercepting(TapeRouter(tape)):
+                yield tape
+        finally:
+            tape.close()
+
+    def _recorded_http(self) -> list[dict[str, Any]]:
+        self.start()
+        return list(self._cassette.http) if self._cassette is not None else []
+
+    def _http_to_store(self) -> list[dict[str, Any]]:
+        tape = self.tape
+        if tape is not None and tape.mode == "record":
+            return without_volatile(tape.exchanges)
+        return list(self._cassette.http) if self._cassette is not None else []
+
     def _replays(self, index: int) -> bool:
         if self.mode is RecordMode.NONE:
             return True
@@ -383,6 +439,7 @@ class CassetteSession:
             for run, r in zip(self._recorded_runs, self.runs, strict=True)
         ]
         cassette = refreshed_cassette(self._cassette, [r.normalized for r in self.runs], inputs)
+        cassette.http = self._cassette.http
         return save_cassette(cassette, self.path, secrets=self.secrets)
 
     def _save(self) -> Path | None:
@@ -405,7 +462,7 @@ class CassetteSession:
             runs = self._recorded_runs + recorded_new
         self._learn_recorded_secrets()
         meta: dict[str, Any] = {"provider": {"base_path": self.base_path}}
-        cassette = Cassette(runs=runs, name=self.name, meta=meta)
+        cassette = Cassette(runs=runs, name=self.name, meta=meta, http=self._http_to_store())
         if self.path.exists():
             # An unchanged re-record leaves the file byte-identical (see recording.steady).
             steady = steady_cassette(cassette, self.path, secrets=self.secrets)
@@ -491,6 +548,8 @@ class CassetteSession:
         """After a passing test: every recorded run was replayed, and nothing was blocked."""
         if self.guard.violations:
             raise NetworkBlockedError(self.guard.violations[0])
+        if self.tape is not None and self.tape.errors:
+            raise ReplayMismatchError(self.tape.errors[0])
         if self.upstream_failures and not self.record_errors:
             raise UpstreamError(self.upstream_failures[0])
         if not self._started or not self.replay_only:
@@ -533,6 +592,7 @@ class CassetteSession:
             self.mode.value,
         )
         pending.violations_before = len(self.guard.violations)
+        pending.tape_errors_before = len(self.tape.errors) if self.tape is not None else 0
         scrubbed = scrub(pending.wire_input, secrets=self.secrets)
         if self.normalize and pending.replay and self._raw_inputs:
             pending.live_before = copy.deepcopy(self._live_ids)
@@ -687,6 +747,9 @@ class CassetteSession:
         failed = self._upstream_failed(pending)
         if failed is not None:
             raise failed
+        missed = self.tape.errors[pending.tape_errors_before :] if self.tape is not None else []
+        if missed:
+            raise ReplayMismatchError(missed[0])
         blocked = self.guard.violations[pending.violations_before :]
         if blocked:
             raise NetworkBlockedError(
@@ -827,6 +890,8 @@ class CassetteSession:
         is compared with the recording and a difference raises :class:`ReplayMismatchError`.
         """
         pending = self._begin(input)
+        if isinstance(target, str) and self.tape is not None:
+            self.tape.skip(target)  # the agent under test is not the test's other traffic
         with self._running(pending):
             if (kind or target_kind(target)) == "asgi":
                 events = self._run_asgi(target, pending.input, path)
@@ -853,6 +918,8 @@ class CassetteSession:
     ) -> list[WireEvent]:
         """:meth:`run` for async tests: an async agent or ASGI app runs on the current loop."""
         pending = self._begin(input)
+        if isinstance(target, str) and self.tape is not None:
+            self.tape.skip(target)  # the agent under test is not the test's other traffic
         with self._running(pending):
             if (kind or target_kind(target)) == "asgi":
                 events = await self._arun_asgi(target, pending.input, path)

@@ -3,6 +3,8 @@
 * ``_loopback``: :class:`LoopbackServer`, a real HTTP server on 127.0.0.1 in front of an app;
 * ``_httpx``, ``_aiohttp``, ``_urllib3`` and ``_urllib`` (``http.client``): in-process
   transports that hand a request to an app and stream its planned chunks back with no socket;
+* ``_tape``: :class:`HttpTape`, the test's requests to other hosts (a tool's API), recorded
+  and replayed chunk by chunk through a :class:`TapeRouter`;
 * ``_routing``: for the span of a run, the patched transports of the HTTP libraries send every
   request for a known provider host (or the session's loopback server) to a :class:`Router`.
 
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
         split_route,
         upstream_map,
     )
+    from agui_replay.providers.transport._tape import DEFAULT_DROP_HOSTS, HttpTape, TapeRouter
 
 _ROUTING = "agui_replay.providers.transport._routing"
 _HOMES = {
@@ -48,6 +51,9 @@ _HOMES = {
     ),
     **dict.fromkeys(
         ("App", "AsyncApp", "LoopbackServer"), "agui_replay.providers.transport._loopback"
+    ),
+    **dict.fromkeys(
+        ("DEFAULT_DROP_HOSTS", "HttpTape", "TapeRouter"), "agui_replay.providers.transport._tape"
     ),
     **dict.fromkeys(
         (
@@ -70,6 +76,7 @@ _HOMES = {
 }
 __all__ = [
     "BASE_PATHS",
+    "DEFAULT_DROP_HOSTS",
     "DEFAULT_PROVIDER",
     "ENV_VARS",
     "KNOWN_HOSTS",
@@ -79,12 +86,14 @@ __all__ = [
     "App",
     "AsyncApp",
     "HostTable",
+    "HttpTape",
     "Httpx2AsyncTransport",
     "Httpx2Transport",
     "HttpxAsyncTransport",
     "HttpxTransport",
     "LoopbackServer",
     "Router",
+    "TapeRouter",
     "intercepting",
     "provider_environment",
     "split_route",

@@ -27,6 +27,10 @@ AsyncApp = Callable[[str, str, dict[str, str], bytes], Awaitable[Plan]]
 
 _HOP_BY_HOP = {"content-length", "transfer-encoding", "connection", "keep-alive"}
 
+OPEN_PORTS: set[int] = set()
+"""The ports of this process's running loopback servers (fakes, recording proxies, the
+session's own): requests to them are ours, never recorded as a test's other traffic."""
+
 
 _BATCH = 1 << 20
 """At most this many bytes of consecutive undelayed chunks leave in one ``sendall``."""
@@ -180,6 +184,7 @@ class LoopbackServer:
         )
         self._thread.start()
         self.closed = False
+        OPEN_PORTS.add(self.port)
 
     def _serve(self) -> None:
         with selectors.DefaultSelector() as selector:
@@ -227,6 +232,7 @@ class LoopbackServer:
         if self.closed:
             return
         self.closed = True
+        OPEN_PORTS.discard(self.port)
         with contextlib.suppress(OSError):
             self._wake_w.send(b"x")
         self._thread.join(timeout=5)

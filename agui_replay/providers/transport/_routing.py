@@ -292,6 +292,24 @@ def _active() -> Router | None:
     return _routers[-1] if _routers else None
 
 
+def _find(host: str | None, port: int | None, origin: str) -> tuple[Router, str | None, str] | None:
+    """The router that takes a request to ``host:port`` (the innermost that routes it: the
+    run's provider routing before a session-wide one), with its provider and origin."""
+    for router in reversed(_routers):
+        routed = router.route_to(host, port, origin)
+        if routed is not None:
+            return router, routed[0], routed[1]
+    return None
+
+
+def _find_request(request: Any) -> tuple[Router, str | None, str] | None:
+    """:func:`_find` for an ``httpx`` / ``httpx2`` request (the recorder's own pass by)."""
+    if not _routers or request.extensions.get(PASSTHROUGH):
+        return None
+    url = request.url
+    return _find(url.host, url.port, f"{url.scheme}://{url.netloc.decode('ascii')}")
+
+
 def _patch_sync(lib: Any, cls: Any) -> Any:
     original = cls.handle_request
     from agui_replay.providers.transport import _httpx as _transports
@@ -301,13 +319,15 @@ def _patch_sync(lib: Any, cls: Any) -> Any:
     )
 
     def handle_request(self: Any, request: Any) -> Any:
-        router = _active()
-        routed = router.route(request) if router is not None else None
-        if router is None or routed is None:
+        found = _find_request(request)
+        if found is None:
             return original(self, request)
-        provider, origin = routed
+        router, provider, origin = found
         app = functools.partial(router.handle, provider=provider, origin=origin)
-        return transport_cls(app).handle_request(request)
+        try:
+            return transport_cls(app).handle_request(request)
+        except OSError as exc:  # a recorded destination refused: the library's own error
+            raise lib.ConnectError(str(exc), request=request) from exc
 
     handle_request.__wrapped__ = original  # type: ignore[attr-defined]
     return handle_request
@@ -324,13 +344,15 @@ def _patch_async(lib: Any, cls: Any) -> Any:
     )
 
     async def handle_async_request(self: Any, request: Any) -> Any:
-        router = _active()
-        routed = router.route(request) if router is not None else None
-        if router is None or routed is None:
+        found = _find_request(request)
+        if found is None:
             return await original(self, request)
-        provider, origin = routed
+        router, provider, origin = found
         app = functools.partial(router.ahandle, provider=provider, origin=origin)
-        return await transport_cls(app).handle_async_request(request)
+        try:
+            return await transport_cls(app).handle_async_request(request)
+        except OSError as exc:  # a recorded destination refused: the library's own error
+            raise lib.ConnectError(str(exc), request=request) from exc
 
     handle_async_request.__wrapped__ = original  # type: ignore[attr-defined]
     return handle_async_request
@@ -343,17 +365,16 @@ def _patch_aiohttp(original: Any) -> Any:
     from agui_replay.providers.transport import _aiohttp
 
     async def connect(self: Any, req: Any, traces: Any, timeout: Any) -> Any:
-        router = _active()
-        if router is not None and "upgrade" not in {k.lower() for k in req.headers}:
+        if _routers and "upgrade" not in {k.lower() for k in req.headers}:
             url = req.url
             port = url.explicit_port if hasattr(url, "explicit_port") else urlsplit(str(url)).port
             host = url.raw_host
             netloc = f"[{host}]" if host and ":" in host else host
             if port is not None:
                 netloc = f"{netloc}:{port}"
-            routed = router.route_to(host, port, f"{url.scheme}://{netloc}")
-            if routed is not None:
-                provider, origin = routed
+            found = _find(host, port, f"{url.scheme}://{netloc}")
+            if found is not None:
+                router, provider, origin = found
                 answer = functools.partial(router.ahandle, provider=provider, origin=origin)
                 return _aiohttp.connection(self, req, answer)
         return await original(self, req, traces, timeout)
@@ -365,11 +386,10 @@ def _patch_aiohttp(original: Any) -> Any:
 def _sync_route(host: str | None, port: int | None, origin: str) -> Any:
     """The answer of a routed request of a sync library (``urllib3``, ``http.client``), as
     ``answer(method, target, headers, body) -> Plan``; ``None`` when it is not routed."""
-    router = _active()
-    routed = router.route_to(host, port, origin) if router is not None else None
-    if router is None or routed is None:
+    found = _find(host, port, origin)
+    if found is None:
         return None
-    provider, origin = routed
+    router, provider, origin = found
     return functools.partial(router.handle, provider=provider, origin=origin)
 
 
@@ -437,8 +457,9 @@ def intercepting(router: Router) -> Iterator[Router]:
     ``http.client`` client, and of ``aiohttp`` when it is imported, through ``router`` for the
     block.
 
-    Nested blocks stack (the innermost router answers); the transports (and aiohttp's
-    ``BaseConnector.connect``) are restored when the outermost block ends.
+    Nested blocks stack (the innermost router that routes a request answers it); the
+    transports (and aiohttp's ``BaseConnector.connect``) are restored when the outermost block
+    ends.
     """
     with _lock:
         if not _routers:
