@@ -335,5 +335,3 @@ def finite_throughout(value: Any) -> bool:
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
     return True
-
-

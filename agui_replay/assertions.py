@@ -303,11 +303,17 @@ def _one_line(event: Any) -> str:
     try:
         if isinstance(event, Mapping):
             keys = sorted(event, key=lambda k: (k != "type", str(k)))
-            text = "{" + ", ".join(
-                f"{json.dumps(str(k), ensure_ascii=False)}: "
-                + json.dumps(event[k], ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
-                for k in keys
-            ) + "}"
+            text = (
+                "{"
+                + ", ".join(
+                    f"{json.dumps(str(k), ensure_ascii=False)}: "
+                    + json.dumps(
+                        event[k], ensure_ascii=False, sort_keys=True, separators=(", ", ": ")
+                    )
+                    for k in keys
+                )
+                + "}"
+            )
         else:
             text = json.dumps(event, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
     except (TypeError, ValueError):

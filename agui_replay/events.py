@@ -212,8 +212,7 @@ def require_stream(events: Any, what: str, hint: str = "") -> None:
         events, Iterable
     ):
         raise InvalidArgumentError(
-            f"{what} takes a list (or other iterable) of events, not {type(events).__name__}"
-            + hint
+            f"{what} takes a list (or other iterable) of events, not {type(events).__name__}" + hint
         )
 
 

@@ -23,9 +23,7 @@ def expected(previous: Any, new: Any) -> type:
     return Delta if len(compact_json(ops)) < len(compact_json(new)) else Snapshot
 
 
-def check(
-    states: StateManager, client: Any, previous: Any, new: Any, exact: bool = False
-) -> Any:
+def check(states: StateManager, client: Any, previous: Any, new: Any, exact: bool = False) -> Any:
     """Publish ``new``; assert the rule's outcome and a client that ends with ``new``. A
     delta's patch is as long as the full diff's, or (``exact``) the full diff's very
     operations from what the client holds: the manager and the client applied the same

@@ -44,12 +44,8 @@ def test_the_wheel_is_pure_python_with_its_marker_and_viewer_assets(tmp_path: Pa
         names = set(archive.namelist())
     assert "agui_replay/py.typed" in names
     assert "agui_replay/state/__init__.py" in names or "agui_replay/state.py" in names
-    viewer = ROOT / "agui_replay" / "viewer" / "assets"
-    if not viewer.is_dir():  # the viewer's page and script before the viewer became a package
-        viewer = ROOT / "agui_replay" / "_viewer"
-    assets = {
-        path.relative_to(ROOT).as_posix() for path in viewer.rglob("*") if path.is_file()
-    }
+    viewer = ROOT / "agui_replay" / "cli" / "viewer_assets"
+    assets = {path.relative_to(ROOT).as_posix() for path in viewer.rglob("*") if path.is_file()}
     assert assets, f"no viewer assets under {viewer}"
     assert assets <= names, sorted(assets - names)
     compiled = [name for name in names if name.endswith((".so", ".pyd", ".c", ".pyi"))]

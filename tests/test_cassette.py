@@ -23,14 +23,14 @@ from agui_replay.cassette import (
     Cassette,
     CassetteRun,
     cassette_path,
-    document_line,
     dumps_cassette,
-    event_line,
     load_cassette,
     loads_cassette,
     safe_file_name,
     save_cassette,
 )
+from agui_replay.cassette._format import event_line
+from agui_replay.cassette._lines import document_line
 from agui_replay.errors import AguiReplayError, CassetteError
 from agui_replay.providers._interaction import Interaction
 

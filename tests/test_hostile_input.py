@@ -21,13 +21,8 @@ from agui_replay._limits import (
     MAX_SSE_RETRY_DIGITS,
     depth_limited_dumps,
 )
-from agui_replay.cassette import (
-    Cassette,
-    document_line,
-    load_cassette,
-    load_recording,
-    loads_cassette,
-)
+from agui_replay.cassette import Cassette, load_cassette, load_recording, loads_cassette
+from agui_replay.cassette._lines import document_line
 from agui_replay.cli._parser import main
 from agui_replay.client import Session
 from agui_replay.errors import (

@@ -27,8 +27,9 @@ import agui_replay.providers
 import agui_replay.providers.transport._routing
 import agui_replay.recording
 import agui_replay.server
-from agui_replay.providers import FakeProvider, LoopbackServer, _aiohttp
+from agui_replay.providers import FakeProvider, LoopbackServer
 from agui_replay.providers.formats._wire import Plan
+from agui_replay.providers.transport import _aiohttp
 from agui_replay.providers.transport._aiohttp import parse_request
 from agui_replay.providers.transport._routing import ORIGIN_HEADER, HostTable, Router
 

@@ -256,7 +256,13 @@ def test_two_tests_sharing_a_cassette_are_refused_naming_both(project: pytest.Py
 def test_sharing_is_refused_across_xdist_workers(project: pytest.Pytester) -> None:
     project.makepyfile(test_shared=SHARED)
     result = project.runpytest_subprocess(
-        "-p", "no:hypothesispytest", "-p", "no:cacheprovider", "-n", "2", "--agui-record",
+        "-p",
+        "no:hypothesispytest",
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "2",
+        "--agui-record",
         "test_shared.py",
     )
     result.assert_outcomes(passed=1, failed=3)
@@ -355,8 +361,16 @@ def test_re_recording_an_unchanged_agent_leaves_the_cassette_byte_identical(
 def test_volatile_headers_are_dropped() -> None:
     from agui_replay.recording._steady import is_volatile_header, without_volatile
 
-    for name in ("Date", "x-request-id", "openai-processing-ms", "x-ratelimit-remaining-tokens",
-                 "anthropic-ratelimit-requests-reset", "set-cookie", "cf-ray", "request-id"):
+    for name in (
+        "Date",
+        "x-request-id",
+        "openai-processing-ms",
+        "x-ratelimit-remaining-tokens",
+        "anthropic-ratelimit-requests-reset",
+        "set-cookie",
+        "cf-ray",
+        "request-id",
+    ):
         assert is_volatile_header(name), name
     for name in ("content-type", "retry-after", "x-should-retry", "openai-version"):
         assert not is_volatile_header(name), name
@@ -382,6 +396,8 @@ def test_a_broken_cassettes_hint_names_the_test(
     # the agent fixture reads agui.provider first: an error in the setup
     result.assert_outcomes(errors=1, deselected=1)
     result.stdout.fnmatch_lines(
-        [f"*CassetteError: *test_hello.json:1: *{says}*`pytest test_agent.py::test_hello "
-         "--agui-record`*"]
+        [
+            f"*CassetteError: *test_hello.json:1: *{says}*`pytest test_agent.py::test_hello "
+            "--agui-record`*"
+        ]
     )

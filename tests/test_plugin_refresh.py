@@ -209,8 +209,10 @@ def test_refresh_without_a_cassette_asks_for_a_record(project: pytest.Pytester) 
     result = run(project, "--agui-refresh", "-k", "test_hello")
     result.assert_outcomes(errors=1, deselected=1)
     result.stdout.fnmatch_lines(
-        ["*no cassette for this test: a refresh re-derives*`pytest test_agent.py::test_hello "
-         "--agui-record`*"]
+        [
+            "*no cassette for this test: a refresh re-derives*`pytest test_agent.py::test_hello "
+            "--agui-record`*"
+        ]
     )
     assert not HELLO.exists()
 

@@ -352,4 +352,6 @@ def test_a_request_to_an_unknown_host_fails_the_replay(
     pytester.runpytest("--agui-record", f"--agui-upstream={upstreams['one'].base_url}")
     replay = pytester.runpytest()
     replay.assert_outcomes(failed=1)
-    replay.stdout.fnmatch_lines(["*blocked a connection to 0.0.0.0:9*"])
+    replay.stdout.fnmatch_lines(
+        ["*POST http://0.0.0.0:9/v1/events matches no recorded HTTP exchange*"]
+    )

@@ -128,9 +128,7 @@ def test_function_driven_turn_streams_in_process_over_httpx2() -> None:
 
     fake = FakeProvider()
     fake.generate(answer)
-    client = _client(
-        "http://fake.invalid", httpx_client=httpx2.Client(transport=fake.transport())
-    )
+    client = _client("http://fake.invalid", httpx_client=httpx2.Client(transport=fake.transport()))
     chunks = list(client.models.generate_content_stream(model=MODEL, contents="hi"))
     parts = [p for c in chunks for p in c.candidates[0].content.parts]
     assert parts[0].text == "You said "

@@ -359,8 +359,11 @@ def test_an_async_agent_keeps_its_loop_while_a_slow_stream_records(tmp_path: Pat
         ctx.say(text)
 
     upstream = FakeProvider(function=upstream_turn)
-    with upstream.serve() as server, CassetteSession(
-        tmp_path / "slow.json", mode="rewrite", upstream=server.base_url
-    ) as session:
+    with (
+        upstream.serve() as server,
+        CassetteSession(
+            tmp_path / "slow.json", mode="rewrite", upstream=server.base_url
+        ) as session,
+    ):
         events = asyncio.run(session.arun(agent))
     assert events[2]["delta"] == "first second"

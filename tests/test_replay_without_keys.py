@@ -244,11 +244,6 @@ def test_a_one_letter_key_is_not_a_secret_to_scrub_and_a_warning_names_its_varia
     assert sorted(run) == ["events", "input", "interactions"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the recorder's own Scrubber (agui_replay/providers/_recorder.py) still learns the "
-    "one-letter bearer token and rewrites keys; it needs the same minimum length",
-)
 def test_a_one_letter_key_while_recording_leaves_a_valid_cassette(
     pytester: pytest.Pytester, upstream: LoopbackServer, no_keys: pytest.MonkeyPatch
 ) -> None:

@@ -10,14 +10,13 @@ from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
 from agui_replay import __version__
-from agui_replay.cassette import InputFileError
 from agui_replay.cli._check import _diff, _state, _verify
 from agui_replay.cli._common import EXIT_OK, EXIT_USAGE, _UsageError
 from agui_replay.cli._examples import _examples
 from agui_replay.cli._serve import _serve
 from agui_replay.cli._show import _show
 from agui_replay.cli._view import _view
-from agui_replay.errors import AguiReplayError, CassetteError
+from agui_replay.errors import AguiReplayError, CassetteError, InputFileError
 
 __all__ = [
     "build_parser",

@@ -12,7 +12,7 @@ from agui_replay.cli._common import EXIT_OK, _UsageError
 
 
 def _view(args: argparse.Namespace, out: TextIO) -> int:
-    from agui_replay.viewer import render_html, view_data
+    from agui_replay.cli._viewer import render_html, view_data
 
     recording = load_recording(args.file)
     total = len(recording.events)

@@ -8,33 +8,23 @@ from agui_replay.normalize._normalizer import (
     Rule,
     TimestampMode,
     blank,
-    copy_json,
     ignore,
     normalize_events,
     normalize_stream,
     replace,
 )
 from agui_replay.normalize._rules import (
-    Blank,
-    Ignore,
-    Replace,
-    apply_rules,
     as_rules,
 )
 
 __all__ = [
     "ID_KINDS",
-    "Blank",
-    "Ignore",
     "NormalizedStream",
     "Normalizer",
-    "Replace",
     "Rule",
     "TimestampMode",
-    "apply_rules",
     "as_rules",
     "blank",
-    "copy_json",
     "ignore",
     "normalize_events",
     "normalize_stream",

@@ -123,9 +123,7 @@ _HOMES = {
         ("Chunk", "Interaction", "RecordedRequest", "RecordedResponse", "parse_body"),
         "agui_replay.providers._interaction",
     ),
-    **dict.fromkeys(
-        ("ProxyApp", "Recorder"), "agui_replay.providers._recorder"
-    ),
+    **dict.fromkeys(("ProxyApp", "Recorder"), "agui_replay.providers._recorder"),
 }
 
 __getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

@@ -43,6 +43,7 @@ from agui_replay.providers.formats._wire import Plan, StreamCut, error_plan, url
 from agui_replay.providers.transport._loopback import LoopbackServer
 from agui_replay.scrub import (
     DEFAULT_SIGNING_HEADERS,
+    MIN_SECRET_LENGTH,
     scrub_chunks,
     scrub_eventstream,
     sigv4_secrets,
@@ -109,12 +110,15 @@ class Scrubber:
         with self._lock:
             for k, v in headers.items():
                 if k.lower() in self.header_names and v:
-                    self._secrets.add(v)
+                    learned = {v}
                     scheme, _, token = v.partition(" ")
                     if token and scheme.lower() in ("bearer", "basic", "token"):
-                        self._secrets.add(token.strip())
+                        learned.add(token.strip())
                     elif token and scheme.startswith("AWS4-"):
-                        self._secrets.update(sigv4_secrets(token))
+                        learned.update(sigv4_secrets(token))
+                    # A value too short to be a key (a test's ``api_key="x"``) would rewrite
+                    # every occurrence of its letters: the header itself is still scrubbed.
+                    self._secrets.update(s for s in learned if len(s) >= MIN_SECRET_LENGTH)
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -147,7 +151,8 @@ class Scrubber:
         if isinstance(value, list):
             return [self.value(v) for v in value]
         if isinstance(value, dict):
-            return {self.text(str(k)): self.value(v) for k, v in value.items()}
+            # keys are names chosen by the API, never secrets: rewriting them corrupts JSON
+            return {k: self.value(v) for k, v in value.items()}
         return value
 
     def stream(self, pieces: list[str]) -> list[str]:

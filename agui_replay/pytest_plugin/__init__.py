@@ -655,9 +655,7 @@ def agui_folded_snapshot(
     """Like ``agui_snapshot``, with each message's deltas folded into one event."""
     from agui_replay.snapshot import use_agui_extension
 
-    return use_agui_extension(
-        snapshot, fold=True, rules=_snapshot_rules(request, agui_normalizers)
-    )
+    return use_agui_extension(snapshot, fold=True, rules=_snapshot_rules(request, agui_normalizers))
 
 
 def _host_list(value: Any) -> list[str]:

@@ -94,4 +94,5 @@ def __getattr__(name: str) -> Any:
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 claim(__name__, [globals()[name] for name in __all__ if name in globals()])

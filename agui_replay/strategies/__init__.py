@@ -398,4 +398,5 @@ def check_state_round_trip(
 
     run()
 
+
 claim(__name__, [globals()[name] for name in __all__ if name in globals()])

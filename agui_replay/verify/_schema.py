@@ -243,6 +243,8 @@ _SPECIAL: dict[str, _Check] = {
 }
 
 _Field = tuple[str, bool, _Check]  # (wire name, required, checker)
+
+
 def _build() -> dict[str, tuple[_Field, ...]]:
     table: dict[str, tuple[_Field, ...]] = {}
     base = _core_events.BaseEvent

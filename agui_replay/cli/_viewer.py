@@ -253,7 +253,7 @@ def _note_streamed(messages: _Messages, session: Any, event: WireEvent, index: i
 
 
 def _asset(name: str) -> str:
-    return (resources.files(__package__ or "agui_replay") / "assets" / name).read_text("utf-8")
+    return (resources.files("agui_replay.cli") / "viewer_assets" / name).read_text("utf-8")
 
 
 def _script_json(data: Any) -> str:
