@@ -3,8 +3,9 @@
 ``pytest -m "not slow"`` is the inner loop: it leaves out every test below. The README's test
 command runs everything.
 
-* ``slow``: implied by each marker below, and by every test that runs pytest itself
-  (the ``pytester`` fixture: a whole inner pytest run per test);
+* ``slow``: implied by each marker below, by every test that runs pytest itself (the
+  ``pytester`` fixture: a whole inner pytest run per test), and by the modules below that run
+  whole commands in subprocesses, long property runs or benchmarks;
 * ``node``: needs Node.js and packages from npm (the reference TypeScript client);
 * ``browser``: needs Chromium;
 * ``netns``: replays inside a network namespace (``unshare -n``, root);
@@ -24,6 +25,15 @@ MODULE_MARKERS = {
     "test_offline_namespace": "netns",
     "test_build": "build",
     "test_fuzz_entry_points": "fuzz",
+    # whole pytest or agui-replay runs in subprocesses, long property runs, benchmarks
+    "test_cli_examples": "slow",
+    "test_cli_examples_skipped": "slow",
+    "test_subagent_properties": "slow",
+    "test_properties": "slow",
+    "test_bench_state": "slow",
+    "test_state_lazy": "slow",
+    "test_endpoint_hardening": "slow",
+    "test_strategies_appliers": "slow",
 }
 KINDS = {
     "slow": "slow, or needs more than the venv: left out by -m 'not slow'",

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 # This module is loaded in every pytest run of an environment that has agui_replay installed,
 # so it imports the engine (recording, cassette, assertions: ag_ui.core's pydantic models,
 # ~0.5 s) only inside the hooks and fixtures that need it. What registering the options needs
-# is copied here and kept equal to the engine by tests/test_exported_members.py.
+# is copied here and kept equal to the engine by tests/package/test_exported_members.py.
 RECORD_MODES = ("none", "once", "rewrite", "new")
 """The values of :class:`agui_replay.recording.RecordMode`, in its order."""
 
@@ -143,7 +143,7 @@ class _State:
 
 _STATE = pytest.StashKey[_State]()
 # The temporary file of agui_replay.cassette.atomic_write_text (".<name>.<pid>.<8 hex>.tmp"),
-# copied here so the session start imports no engine; tests/test_paths.py keeps them equal.
+# copied here so the session start imports no engine; tests/plugin/test_paths.py keeps them equal.
 _TEMP_FILE = re.compile(r"\A\..+\.[0-9]+\.[0-9a-f]{8}\.tmp\Z", re.DOTALL)
 STALE_TEMP_SECONDS = 60.0
 """A temporary cassette file older than this was left by a killed process: removed."""

@@ -74,7 +74,7 @@ def error_code(error: BaseException) -> str:
     """The ``RUN_ERROR.code`` for an exception that escaped agent code."""
     if isinstance(error, AgentError):
         return error.code  # the agent chose it
-    if isinstance(error, asyncio.CancelledError):
+    if isinstance(error, (asyncio.CancelledError, RunCancelled)):
         return "CANCELLED"
     if isinstance(error, AguiReplayError) and error.code in _KNOWN_CODES:
         return error.code

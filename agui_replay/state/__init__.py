@@ -12,7 +12,7 @@ The rule, against the state published last (the baseline):
 4. otherwise a :class:`Snapshot` (so is a patch the TypeScript client refuses to apply, one
    through ``__proto__``).
 
-``tests/state_rule.py`` states the same rule with the full diff, and the state tests check
+``tests/support/state_rule.py`` states the same rule with the full diff, and the state tests check
 every publish against it. How the manager gets there faster than that is told in the modules
 of this package, one optimisation each (``_lazy``, ``_plain``).
 

@@ -1,0 +1,1 @@
+"""Cassettes, stored recordings, normalization and scrubbing."""

@@ -1,0 +1,1 @@
+"""The agui-replay command and its viewer."""

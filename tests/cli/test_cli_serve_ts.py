@@ -1,0 +1,100 @@
+"""``agui-replay serve`` against the reference TypeScript client.
+
+``@ag-ui/client``'s ``HttpAgent`` (from npm, run by Node) runs each recorded run against the
+served cassette, and must end with the state and messages our client ``Session`` rebuilds from
+the same recording. The npm packages are installed once into a cache folder outside the
+repository (``$AGUI_REPLAY_JS_CACHE``, default ``~/.cache/agui-replay/js-<hash>``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agui_replay.cassette import Cassette
+from tests.cli.test_cli import CLEAR_INTERRUPT, SCRIPT, record_board, replay_run
+from tests.support.js_packages import installed_js_packages
+
+
+@pytest.fixture(scope="module")
+def js_client() -> Path:
+    folder = installed_js_packages("run_agent.mjs")
+    installed = json.loads(
+        (folder / "node_modules" / "@ag-ui" / "client" / "package.json").read_text("utf-8")
+    )
+    assert installed["version"].startswith("1.0"), installed["version"]
+    return folder
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Cassette]]:
+    """The board cassette, served by the installed console script on a free loopback port."""
+    path = tmp_path_factory.mktemp("served") / "board.json"
+    cassette = record_board(path)
+    process = subprocess.Popen(
+        [str(SCRIPT), "serve", str(path), "--speed", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), process.stderr and process.stderr.read()
+        yield url, cassette
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0
+
+
+def run_reference_client(folder: Path, url: str, body: dict[str, Any], tmp: Path) -> Any:
+    request = tmp / "input.json"
+    request.write_text(json.dumps(body), encoding="utf-8")
+    done = subprocess.run(
+        ["node", "run_agent.mjs", url, str(request)],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "SUPPRESS_TRANSFORMATION_WARNINGS": "true"},
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_reference_client_ends_with_the_recorded_state_and_messages(
+    js_client: Path, served: tuple[str, Cassette], tmp_path: Path
+) -> None:
+    url, cassette = served
+    # Without --run the n-th request gets the n-th run: the conversation plays in order.
+    for n, run in enumerate(cassette.runs):
+        seen = run_reference_client(js_client, url, run.input, tmp_path)
+        expected = replay_run(cassette, n)
+        assert seen["errors"] == []
+        assert seen["state"] == expected.state, f"run {n}"
+        assert seen["messages"] == expected.messages, f"run {n}"
+        assert seen["pendingInterrupts"] == expected.pending_interrupts, f"run {n}"
+    # The last run stopped on the clear confirmation; the client is holding it.
+    assert [i["id"] for i in seen["pendingInterrupts"]] == [CLEAR_INTERRUPT]
+    # And the board the client shows is the recorded one: alpha done, beta open.
+    assert [(t["title"], t["done"]) for t in seen["state"]["tasks"]] == [
+        ("alpha", True),
+        ("beta", False),
+    ]
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q"]))

@@ -1,0 +1,1 @@
+"""Events, SSE, ids, assertions and snapshots."""

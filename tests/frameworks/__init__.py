@@ -1,0 +1,1 @@
+"""Framework agents (LangGraph, Agent Framework, pydantic-ai) recorded and replayed."""

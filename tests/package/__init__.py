@@ -1,0 +1,1 @@
+"""The package as a whole: layout rules, public surface, errors, start-up, wheel, docs pages."""

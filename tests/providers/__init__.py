@@ -1,0 +1,1 @@
+"""Fake providers, the recorder, wire formats and the HTTP libraries they serve."""

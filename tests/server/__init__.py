@@ -1,0 +1,1 @@
+"""The AG-UI server toolkit: run context, handles, driver, endpoint, predictive state."""

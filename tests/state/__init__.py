@@ -1,0 +1,1 @@
+"""JSON Patch, the StateManager and the state strategies."""

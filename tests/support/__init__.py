@@ -1,0 +1,1 @@
+"""Helpers several test areas share: corrupted streams, stand-in upstreams, JS packages."""

@@ -1,0 +1,70 @@
+"""The npm packages some tests run under Node: installed once, by the tests themselves.
+
+``tests/js/package.json`` pins them (``@ag-ui/client``, the reference TypeScript client, and
+``fast-json-patch``, what it applies STATE_DELTA with). They are installed into a cache folder
+outside the checkout, keyed by that file (a new pin installs afresh), the first time a test asks
+for them — so the README's test command installs everything the tests need, on a clean machine
+too. A lock keeps two pytest-xdist workers from installing at once. Without Node and npm, or
+without a registry, the tests that need them skip with the reason; a failed install fails.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+JS_SOURCE = Path(__file__).resolve().parents[1] / "js"
+NETWORK_TROUBLE = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ECONNRESET", "network")
+_MARKER = ("node_modules", "@ag-ui", "client", "package.json")
+
+
+def js_folder() -> Path:
+    """Where the packages are installed (``$AGUI_REPLAY_JS_CACHE`` if set)."""
+    manifest = (JS_SOURCE / "package.json").read_bytes()
+    digest = hashlib.sha256(manifest).hexdigest()[:12]
+    default = Path.home() / ".cache" / "agui-replay" / f"js-{digest}"
+    return Path(os.environ.get("AGUI_REPLAY_JS_CACHE", default))
+
+
+def installed_js_packages(*scripts: str) -> Path:
+    """The folder with the pinned packages installed (and ``scripts`` from tests/js copied in)."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are needed to run the reference TypeScript client")
+    folder = js_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one installer at a time; the others wait, then reuse
+        shutil.copyfile(JS_SOURCE / "package.json", folder / "package.json")
+        if (
+            not folder.joinpath(*_MARKER).exists()
+            or not (folder / "node_modules" / "fast-json-patch" / "package.json").exists()
+        ):
+            done = subprocess.run(
+                [
+                    "npm",
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--no-package-lock",
+                    "--loglevel=error",
+                ],
+                cwd=folder,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+            if done.returncode != 0:
+                output = done.stdout + done.stderr
+                if any(word in output for word in NETWORK_TROUBLE):
+                    pytest.skip(f"the npm registry cannot be reached: {output.strip()[-300:]}")
+                pytest.fail(f"npm install in {folder} failed:\n{output}")
+    for script in scripts:
+        shutil.copyfile(JS_SOURCE / script, folder / script)
+    return folder

@@ -1,0 +1,1 @@
+"""The ordering verifier, its hints, and agreement with the reference TypeScript client."""
