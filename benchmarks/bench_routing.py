@@ -25,10 +25,10 @@ arm of the same round set:
   each its own HTTP chunk, so the client's HTTP parser (h11 here) handles 2,000 of them.
 
 The closing lines compare the loopback path with the in-process ones: with ``transport()``
-(issue 11's target, 1.1x), and with ``base_url`` answered in process, which builds the same
-client, so the two differ only by the socket. ``base_url`` in process against ``transport()``
-is the SDK's default ``httpx2.Client()`` built in every test (an SSL context loading the CA
-bundle, some 30 ms of CPU), which a client built on ``transport()`` never builds.
+(the loopback path should cost little more than it), and with ``base_url`` answered in
+process, which builds the same client, so the two differ only by the socket. ``base_url`` in
+process against ``transport()`` is the SDK's default ``httpx2.Client()`` built in every test
+(an SSL context loading the CA bundle), which a client built on ``transport()`` never builds.
 
 Bytecode is cached in the project's temporary folder (``PYTHONPYCACHEPREFIX``), as on a
 developer's machine, even where ``PYTHONDONTWRITEBYTECODE`` is set.

@@ -2,15 +2,15 @@
 
 Run:  .venv/bin/python benchmarks/bench_session.py            (add --quick to skip 1M)
 
-The shape is issue 14's conversation-heavy recording, built from the strategies: runs drawn
-from ``agui_replay.strategies.event_streams`` (text, tool calls with results, reasoning, steps,
+The shape is a conversation-heavy recording, built from the strategies: runs drawn from
+``agui_replay.strategies.event_streams`` (text, tool calls with results, reasoning, steps,
 chunks, CUSTOM, MESSAGES_SNAPSHOT) and re-labelled run after run, so one thread grows to about
 27 events and 1.8 messages per run, with a MESSAGES_SNAPSHOT every few runs (the reference
 client keeps reasoning messages across a snapshot that has none, so they pile up: the merge
 must not walk them). The first table is the 107k-event file: ``verify_stream`` alone (the
 baseline, measured in the same run), ``Session`` over the parsed events, and the file path
 (read + ``orjson.loads`` per line + ``Session``). The second is growth: events/s at 10k, 100k
-and 1M events, which must stay flat (linear time). The third: the two shapes issue 14 found
+and 1M events, which must stay flat (linear time). The third: two shapes that were once
 quadratic (n tool results under one assistant message; n results reusing one messageId).
 
 Not a test: nothing here passes or fails on time.

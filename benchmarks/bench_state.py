@@ -5,7 +5,7 @@ Run: ``python benchmarks/bench_state.py`` (``--rounds N`` for more samples, ``--
 smoke run on small sizes, ``--no-stream`` / ``--no-table`` to skip a part). Each cell of the
 table runs in this interpreter, each after the ones before; ``--isolated`` runs each in a
 fresh interpreter instead, once untimed and then timed, so that no cell inherits the heap of
-the ones before or pays the process's warm-up (slower: about 4.5 minutes).
+the ones before or pays the process's warm-up (this takes much longer).
 
 The table: states of 10 KB to 10 MB (``make_state``: small objects in a list). Each round
 changes the state the way the row says, then times ``orjson.dumps`` of the new state and the
@@ -33,11 +33,10 @@ median ratio over the rounds. The StateManager is pure Python; what each row mea
   time of both publishes over the time of both dumps, with the delta alone beside it (that
   delta decodes the baseline).
 
-Goals (the issue "A package the next maintainer can hold"): one field and 1% of the objects
-<= 10x, every object <= 25x, a new document <= 8x, no row above 30x. ``jsonpatch.make_patch``
-of the same change is beside it (it compares with ``==``, so it is not type-strict), timed
-after all of our rounds of the cell, so that the heap its allocations leave cannot weigh on
-ours.
+Goals: one field and 1% of the objects <= 10x, every object <= 25x, a new document <= 8x,
+no row above 30x. ``jsonpatch.make_patch`` of the same change is beside it (it compares with
+``==``, so it is not type-strict), timed after all of our rounds of the cell, so that the heap
+its allocations leave cannot weigh on ours.
 
 The stream: a ``Session`` fed a STATE_SNAPSHOT and then N STATE_DELTAs, either appending to a
 list (``add /log/-``) or replacing one scalar; the growth exponent from the smallest to the

@@ -1,4 +1,4 @@
-"""Hostile input files through every file-reading CLI command (issue 13's CLI figure).
+"""Hostile input files through every file-reading CLI command: does any of them crash?
 
 Run: ``python benchmarks/probe_cli_hostile.py`` (``--keep DIR`` keeps the files).
 

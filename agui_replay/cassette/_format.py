@@ -235,7 +235,7 @@ _EVENTS_ADAPTER: TypeAdapter[Any] | None = None
 def _events_adapter() -> TypeAdapter[Any]:
     global _EVENTS_ADAPTER
     if _EVENTS_ADAPTER is None:
-        # One call over the whole list is ~2x faster than one parse_event per event.
+        # One validation call over the whole list costs less than one parse_event per event.
         _EVENTS_ADAPTER = TypeAdapter(list[Event])
     return _EVENTS_ADAPTER
 

@@ -221,8 +221,8 @@ class _Walk:
             # short one pass in C finds them all (the trimming compares every item too, the
             # first and last that differ twice, and it slices the lists), and the pairing is
             # told which they are. A longer list is trimmed: then the pairing's probe can stop
-            # the walk of a new document after a few items, where one pass compares them all
-            # (a snapshot of 8,400 objects found by the walk: 9.1x against 7.5x a dumps).
+            # the walk of a new document after a few items, where one pass would first
+            # compare them all.
             if n <= _SHORT:
                 changed = [i for i in range(n) if a[i] != b[i]]
             else:

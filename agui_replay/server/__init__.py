@@ -1,7 +1,7 @@
 """A Python AG-UI server toolkit: the run context, handles, run driver and ASGI endpoint.
 
-The Python counterpart of the Rust ``ag_ui::server`` module that seeds 000 (shared state) and
-001 (text streaming) describe, method for method::
+An agent streams text, tool calls, steps and shared state through a :class:`RunContext`,
+whose handles emit the START and END events around what they stream::
 
     from agui_replay.server import RunContext, run_input
 

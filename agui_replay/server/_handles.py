@@ -1,9 +1,9 @@
 """Handles for the bracketed constructs: a text message, a reasoning block, a tool call, a step.
 
 Opening a handle emits the opening event; ``end()`` — or leaving its ``with`` block, with or
-without an exception — emits the terminator. In Rust the borrow checker refuses a second open
-message at compile time; here opening a second message, reasoning block or tool call while one is
-open raises :class:`~agui_replay.errors.BlockOpenError` at once, before anything is emitted.
+without an exception — emits the terminator. One message, reasoning block or tool call is open
+at a time: opening a second one while one is open raises
+:class:`~agui_replay.errors.BlockOpenError` at once, before anything is emitted.
 
 >>> from agui_replay.server import RunContext, run_input
 >>> ctx, events = RunContext.new(run_input("t", "r"))
@@ -459,7 +459,7 @@ class StepGuard(_Scope[S]):
     """One open step (``STEP_STARTED`` has gone out; ``end()`` emits ``STEP_FINISHED``).
 
     A step is a scope, not a stream: messages, tool calls and other steps open inside it, and
-    the guard offers the run context's emitters so ``step.say(...)`` reads as in the seeds.
+    the guard offers the run context's emitters, so ``step.say(...)`` works as ``ctx.say(...)``.
     Leaving the ``with`` block closes whatever was left open inside the step first.
     """
 
@@ -513,7 +513,7 @@ class StepGuard(_Scope[S]):
                 )
         self._finish()
 
-    finish = end  # the Rust name
+    finish = end  # another name for end()
 
     def __exit__(
         self,
@@ -522,8 +522,8 @@ class StepGuard(_Scope[S]):
         tb: TracebackType | None,
     ) -> None:
         if not self._ended:
-            # What the step's body left open ends before the step does (Rust drops inner
-            # handles first); failures there are swallowed so the step itself still finishes.
+            # What the step's body left open ends before the step does (innermost first, as
+            # nested with blocks close); failures there are swallowed so the step still finishes.
             for inner in self._inner_open():
                 inner.close_quietly()
         super().__exit__(exc_type, exc, tb)

@@ -21,7 +21,7 @@ class MessageId(str):
     __slots__ = ()
 
     def as_str(self) -> str:
-        """The id as a plain ``str`` (the seeds' ``id.as_str()``)."""
+        """The id as a plain ``str``, not this subclass."""
         return str.__str__(self)
 
 

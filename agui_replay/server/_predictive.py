@@ -1,9 +1,9 @@
 """Predictive state: a tool call's streamed arguments become the client's state as they arrive.
 
-Seed 003's ``predict_state_config`` in Python. Map a state key to a tool argument and every
-``TOOL_CALL_ARGS`` fragment of that tool is parsed as partial JSON; when the argument's value
-grows, the state is published (a ``STATE_DELTA`` once the run has a baseline), and when the tool
-finishes the whole state goes out as a ``STATE_SNAPSHOT``:
+The ``predict_state_config`` of AG-UI framework adapters, in Python. Map a state key to a tool
+argument and every ``TOOL_CALL_ARGS`` fragment of that tool is parsed as partial JSON; when the
+argument's value grows, the state is published (a ``STATE_DELTA`` once the run has a baseline),
+and when the tool finishes the whole state goes out as a ``STATE_SNAPSHOT``:
 
 >>> from agui_replay.events import to_wire
 >>> from agui_replay.server import RunContext, run_input
@@ -78,7 +78,7 @@ WHOLE_ARGUMENTS = "*"
 """The argument name that maps the whole argument object to the state key."""
 
 CONFIRMATION_REASON = "tool_call"
-"""``Interrupt.reason`` of a confirmation pause (seed 003: "przerwa tool_call")."""
+"""``Interrupt.reason`` of a confirmation pause, where the user accepts or rejects a tool call."""
 
 _MISSING: Any = PartialJSON.NOTHING
 
@@ -157,7 +157,7 @@ _SHARED_CONFIRMATIONS = InMemoryConfirmations()
 
 _FORMS = (
     'state key -> ("tool", "argument"), e.g. {"recipe": ("update_recipe", "recipe")}, or '
-    'seed 003\'s {"recipe": {"tool": "update_recipe", "tool_argument": "recipe"}}; '
+    'the adapters\' {"recipe": {"tool": "update_recipe", "tool_argument": "recipe"}}; '
     'the argument "*" maps the whole argument object'
 )
 

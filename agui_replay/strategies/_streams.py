@@ -43,7 +43,7 @@ _words = st.text(max_size=12)
 
 
 class _Ids:
-    """Run-id-derived ids, like the seeds' emitter: ``run-1-msg-3``, ``run-1-call-2``."""
+    """Ids derived from the run id, as the server's run context makes them: ``run-1-msg-3``."""
 
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
@@ -132,7 +132,7 @@ def _tool_thread(draw: st.DrawFn, ids: _Ids, parents: list[str], chunks: bool) -
 
 def _reasoning_thread(draw: st.DrawFn, ids: _Ids, chunks: bool) -> Thread:
     block = ids("msg")
-    # The same id may name the block and its message (PROTOCOL-NOTES §2, rule 8).
+    # A reasoning block and the message inside it may share one id: both forms are drawn.
     mid = block if draw(st.booleans()) else ids("msg")
     pieces = draw(chunk_splits(draw(_words), max_chunks=3))
     events: list[dict[str, Any]] = [{"type": "REASONING_START", "messageId": block}]

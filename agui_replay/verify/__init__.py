@@ -1,4 +1,4 @@
-"""The AG-UI ordering rules (PROTOCOL-NOTES §2), checked one event at a time."""
+"""The AG-UI ordering rules (which event may follow which), checked one event at a time."""
 
 from agui_replay._lazy import claim
 from agui_replay.verify._verifier import (

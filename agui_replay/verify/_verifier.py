@@ -1,8 +1,8 @@
-"""The AG-UI ordering rules (PROTOCOL-NOTES §2), checked one event at a time.
+"""The AG-UI ordering rules (which event may follow which), checked one event at a time.
 
 Two modes. ``client`` accepts what the reference TypeScript client accepts. ``strict`` adds
-the rules of the Rust server verifier: a TOOL_CALL_RESULT must name a call that was started
-(``unknown-id``) and already ended (``out-of-order``), and a stream must not stop inside a run
+three rules of its own: a TOOL_CALL_RESULT must name a call that was started (``unknown-id``)
+and already ended (``out-of-order``), and a stream must not stop inside a run
 (``incomplete``).
 
 >>> v = Verifier("client")
