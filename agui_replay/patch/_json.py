@@ -14,11 +14,9 @@ from typing import Any
 import orjson
 
 from .._jsonvalues import MAX_DEPTH, JSONValue
-from .._jsonvalues import OPTIONS as _OPTS
 from .._jsonvalues import Invalid as _Invalid
 from .._jsonvalues import dumps as _dumps
 from .._jsonvalues import escape as _escape
-from .._jsonvalues import padded_dumps as _padded_dumps
 from .._jsonvalues import plain_copy as _copy
 from .._jsonvalues import value_error as _value_error
 from .._text import short_repr
@@ -110,19 +108,6 @@ def _clone(value: Any) -> Any:
         return orjson.loads(orjson.dumps(value))
     except TypeError:  # integers beyond 64 bits: orjson would turn them into floats
         return _copy(value, MAX_DEPTH)
-
-
-def _clone_checked(value: Any) -> Any:
-    """An independent plain-JSON copy of ``value``, validating it completely (raises _Invalid)."""
-    try:
-        encoded = _padded_dumps(value, _OPTS)
-    except TypeError:
-        return _copy(value, MAX_DEPTH)
-    copy = orjson.loads(encoded)
-    # Python == cannot hold for NaN (written as null), tuples or enums orjson converted.
-    if copy == value:
-        return copy
-    return _copy(value, MAX_DEPTH)
 
 
 def _checked_json(value: Any, *, sort: bool, what: str, thorough: bool = False) -> bytes:
