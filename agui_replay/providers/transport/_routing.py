@@ -29,6 +29,7 @@ import contextlib
 import functools
 import logging
 import os
+import re
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
@@ -64,8 +65,26 @@ KNOWN_HOSTS: dict[str, str] = {
     "api.anthropic.com": "anthropic",
     "generativelanguage.googleapis.com": "gemini",
     "*.openai.azure.com": "azure",
+    # AWS Bedrock's runtime (Converse, ConverseStream), in every region, FIPS endpoints too
+    "bedrock-runtime.*.amazonaws.com": "bedrock",
+    "bedrock-runtime-fips.*.amazonaws.com": "bedrock",
+    "bedrock-runtime.*.amazonaws.com.cn": "bedrock",
+    # Vertex AI: Gemini's generateContent under /v1/projects/..., global and regional hosts
+    "aiplatform.googleapis.com": "vertex",
+    "*-aiplatform.googleapis.com": "vertex",
+    # OpenAI-compatible chat completions
+    "api.mistral.ai": "mistral",
+    "api.groq.com": "groq",
+    "openrouter.ai": "openrouter",
+    "api.deepseek.com": "deepseek",
+    "api.together.xyz": "together",
+    "api.x.ai": "xai",
+    "localhost:11434": "ollama",
+    "127.0.0.1:11434": "ollama",
 }
-"""Host (``*.`` matches any subdomain) -> provider name, intercepted with no configuration."""
+"""Host -> provider name, intercepted with no configuration. ``*.`` at the start matches any
+subdomain; a ``*`` elsewhere matches within one label (``bedrock-runtime.*.amazonaws.com``:
+any region; ``*-aiplatform.googleapis.com``: any location)."""
 
 REAL_ORIGINS: dict[str, str] = {
     "openai": "https://api.openai.com",
@@ -74,7 +93,21 @@ REAL_ORIGINS: dict[str, str] = {
 }
 """Where a provider reached through its environment route records from by default."""
 
-BASE_PATHS: dict[str, str] = {"openai": "/v1", "anthropic": "", "gemini": "", "azure": ""}
+BASE_PATHS: dict[str, str] = {
+    "openai": "/v1",
+    "anthropic": "",
+    "gemini": "",
+    "azure": "",
+    "bedrock": "",
+    "vertex": "",
+    "mistral": "/v1",
+    "groq": "/openai/v1",
+    "openrouter": "/api/v1",
+    "deepseek": "",
+    "together": "/v1",
+    "xai": "/v1",
+    "ollama": "/v1",
+}
 """The path of each known provider's SDK base URL on its real host (what a request path starts
 with), so a request can be sent to an upstream whose base URL has another path."""
 
@@ -113,6 +146,7 @@ class HostTable:
     def __init__(self, extra: Iterable[str] = (), *, known: Mapping[str, str] = KNOWN_HOSTS):
         self._exact: dict[tuple[str, int | None], str] = {}
         self._suffixes: list[tuple[str, int | None, str | None]] = []
+        self._globs: list[tuple[re.Pattern[str], int | None, str | None]] = []
         for pattern, name in known.items():
             self.add(pattern, name)
         for entry in extra:
@@ -134,8 +168,10 @@ class HostTable:
                 f"provider host {pattern!r}: give a host name, host:port or *.domain "
                 "(optionally NAME=HOST)"
             )
-        if host.startswith("*."):
+        if host.startswith("*.") and "*" not in host[2:]:
             self._suffixes.append((host[1:], port, name))
+        elif "*" in host:
+            self._globs.append((_glob(host), port, name))
         else:
             self._exact[(host, port)] = name or host
 
@@ -148,7 +184,19 @@ class HostTable:
         for suffix, want_port, named in self._suffixes:
             if host.endswith(suffix) and want_port in (None, port):
                 return named or host
+        for pattern, want_port, named in self._globs:
+            if want_port in (None, port) and pattern.fullmatch(host):
+                return named or host
         return None
+
+
+def _glob(host: str) -> re.Pattern[str]:
+    """A host pattern as a regular expression: a leading ``*.`` is any subdomain (one label or
+    more), any other ``*`` part of one label (never a dot)."""
+    prefix = ""
+    if host.startswith("*."):
+        prefix, host = r"(?:[^.]+\.)+", host[2:]
+    return re.compile(prefix + "[^.]+".join(re.escape(part) for part in host.split("*")))
 
 
 def _host_port(text: str) -> tuple[str, int | None]:

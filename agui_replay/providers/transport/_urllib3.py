@@ -45,9 +45,16 @@ def request_body(body: Any) -> bytes:
     raise TypeError(f"urllib3 request body of type {type(body).__name__}")
 
 
+def _text(value: Any) -> str:
+    # botocore gives some header values as bytes (its SigV4 Authorization among them)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("latin-1")
+    return str(value)
+
+
 def _headers(pool: Any, headers: Mapping[str, str] | None, netloc: str) -> dict[str, str]:
     given = pool.headers if headers is None else headers
-    out = {str(k).lower(): str(v) for k, v in dict(given).items()}
+    out = {_text(k).lower(): _text(v) for k, v in dict(given).items()}
     out.setdefault("host", netloc)
     return out
 
