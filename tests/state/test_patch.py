@@ -24,7 +24,7 @@ from agui_replay.patch import (
 
 # --------------------------------------------------------------------------- conformance suite
 
-SUITE = Path(__file__).parents[2] / "shared/conformance/json-patch-tests"
+SUITE = Path(__file__).resolve().parents[3] / "shared/conformance/json-patch-tests"
 
 
 def _suite_cases() -> list[Any]:

@@ -16,7 +16,7 @@ from agui_replay.client import Session
 from agui_replay.errors import PatchError
 from agui_replay.patch import apply_patch, apply_patch_in_place, compact_json, json_equal
 
-SUITE = Path(__file__).parents[2] / "shared/conformance/json-patch-tests"
+SUITE = Path(__file__).resolve().parents[3] / "shared/conformance/json-patch-tests"
 
 
 def _containers(value: Any) -> list[Any]:
