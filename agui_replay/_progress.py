@@ -1,10 +1,15 @@
-"""A one-line progress counter on stderr, for long work over a recording (terminal only)."""
+"""A one-line progress counter on stderr, for long work over a recording (terminal only).
+
+Only the command line shows one: library functions take an optional ``progress(done, total)``
+callback, and the command passes a :class:`Progress` (which is such a callable) to them.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
+from types import TracebackType
 from typing import IO, Any, TextIO
 
 __all__ = [
@@ -14,7 +19,13 @@ __all__ = [
 
 
 class Progress:
-    """A one-line counter on stderr for long work: only on a terminal, only after a while."""
+    """A one-line counter on stderr for long work: only on a terminal, only after a while.
+
+    Call it as ``progress(done, total)``, the callback the library functions take (the line
+    is cleared once ``done`` reaches ``total``), or ``progress.tick(done)``; use it as a context
+    manager (or call :meth:`close`) so that the line is cleared however the work ends. Called,
+    it starts its clock at the first call, so a counter made before its work waits as long.
+    """
 
     def __init__(self, label: str, total: int, stream: TextIO | None = None) -> None:
         self.label = label
@@ -22,6 +33,7 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = isatty(self.stream) and not os.environ.get("AGUI_REPLAY_NO_PROGRESS")
         self.started = time.monotonic()
+        self.called = False
         self.last = 0.0
         self.shown = False
 
@@ -36,10 +48,31 @@ class Progress:
         self.stream.write(f"\r{self.label}: {done}/{self.total} events")
         self.stream.flush()
 
+    def __call__(self, done: int, total: int) -> None:
+        if not self.called:  # the work starts now, not when the counter was made
+            self.called, self.started = True, time.monotonic()
+        self.total = total
+        if done >= total:
+            self.close()
+        else:
+            self.tick(done)
+
     def close(self) -> None:
         if self.shown:
+            self.shown = False
             self.stream.write("\r\033[K")
             self.stream.flush()
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
 
 
 def isatty(stream: IO[Any]) -> bool:

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agui_replay._limits import loads_json
-from agui_replay._progress import Progress
 from agui_replay._text import short_repr
 from agui_replay.client import Session
 from agui_replay.errors import (
@@ -411,21 +410,30 @@ def state_at(
 
 
 def verify_recording(
-    recording: Recording, mode: Mode, *, limit: int = 20
+    recording: Recording,
+    mode: Mode,
+    *,
+    limit: int = 20,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[ProtocolViolation], list[EventDecodeError]]:
-    """Every ordering violation of the stream (up to ``limit``), refused events skipped."""
+    """Every ordering violation of the stream (up to ``limit``), refused events skipped.
+
+    ``progress(done, total)`` is called after each event is checked, with the count of events
+    checked so far and the number in the recording; nothing is printed.
+    """
     verifier = Verifier(mode)
     violations: list[ProtocolViolation] = []
     problems: list[EventDecodeError] = []
-    progress = Progress("verify", len(recording.events))
-    for i, event in enumerate(recording.events):
-        progress.tick(i)
+    total = len(recording.events)
+    for done, event in enumerate(recording.events, 1):
         try:
             verifier.feed(event)
         except ProtocolViolation as error:
             violations.append(error)
         except EventDecodeError as error:
             problems.append(error)
+        if progress is not None:
+            progress(done, total)
         if len(violations) + len(problems) >= limit:
             break
     else:
@@ -433,5 +441,4 @@ def verify_recording(
             verifier.finish()
         except ProtocolViolation as error:
             violations.append(error)
-    progress.close()
     return violations, problems

@@ -77,7 +77,10 @@ def _verify(args: argparse.Namespace, out: TextIO) -> int:
 
 def _verify_one(args: argparse.Namespace, path: str, out: TextIO) -> int:
     recording = load_recording(path)
-    violations, problems = verify_recording(recording, args.mode, limit=args.max_errors)
+    with Progress("verify", len(recording.events)) as progress:
+        violations, problems = verify_recording(
+            recording, args.mode, limit=args.max_errors, progress=progress
+        )
     ok = not violations and not problems
     if args.json:
         result = {

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from agui_replay._progress import Progress
 from agui_replay.cassette import load_recording
 from agui_replay.cli._common import EXIT_OK, _UsageError
 
@@ -19,7 +20,9 @@ def _view(args: argparse.Namespace, out: TextIO) -> int:
     if args.at is not None and not (-total <= args.at < total):
         raise _UsageError(f"--at {args.at} is out of range: the file has {total} event(s)")
     selected = None if args.at is None else (args.at + total if args.at < 0 else args.at)
-    html = render_html(view_data(recording, selected=selected))
+    with Progress("view", total) as walking, Progress("verify", total) as verifying:
+        data = view_data(recording, selected=selected, progress=walking, verify_progress=verifying)
+    html = render_html(data)
     if args.output == "-":
         out.write(html)
         return EXIT_OK

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html as html_lib
 import re
+from collections.abc import Callable
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -165,9 +166,18 @@ class _Messages:
         return out
 
 
-def view_data(recording: Recording, *, selected: int | None = None) -> dict[str, Any]:
-    """Everything the page shows, as one JSON-ready dict."""
-    from agui_replay._progress import Progress
+def view_data(
+    recording: Recording,
+    *,
+    selected: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    verify_progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Everything the page shows, as one JSON-ready dict.
+
+    ``progress(done, total)`` is called for each event as the events are walked, and
+    ``verify_progress(done, total)`` as they are then verified; nothing is printed.
+    """
     from agui_replay.cassette import initial_state, verify_recording, walk
 
     state_ops: list[list[Any]] = []
@@ -178,9 +188,8 @@ def view_data(recording: Recording, *, selected: int | None = None) -> dict[str,
     run_starts = {run.start for run in recording.runs}
     seen_errors = 0
     session_id = 0
-    progress = Progress("view", len(recording.events))
+    total = len(recording.events)
     for step in walk(recording):
-        progress.tick(step.index)
         session = step.session
         if id(session) != session_id:
             session_id, seen_errors = id(session), 0
@@ -201,9 +210,12 @@ def view_data(recording: Recording, *, selected: int | None = None) -> dict[str,
         for error in session.errors[seen_errors:]:
             errors.append([index, str(error)])
         seen_errors = len(session.errors)
-    progress.close()
+        if progress is not None:
+            progress(index + 1, total)
 
-    violations, problems = verify_recording(recording, "client", limit=200)
+    violations, problems = verify_recording(
+        recording, "client", limit=200, progress=verify_progress
+    )
     for violation in violations:
         errors.append([violation.index, str(violation)])
     for problem in problems:

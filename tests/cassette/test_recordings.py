@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +124,55 @@ def test_verifying_names_the_rule_and_the_line_of_the_broken_event(tmp_path: Pat
     assert invalid == []
     assert [(v.index, v.event_type) for v in violations] == [(1, "TEXT_MESSAGE_CONTENT")]
     assert recording.where(violations[0].index) == f"{path}:3"  # line 1 is blank
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _long_stream(tmp_path: Path, deltas: int) -> Path:
+    events = [
+        RUN_0[0],
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+        *({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "x"},) * deltas,
+        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+        RUN_0[3],
+    ]
+    path = tmp_path / "long.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return path
+
+
+def test_verifying_reports_progress_to_the_callback_and_prints_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On a terminal, with a clock where every reading is a second later, a counter that
+    # printed on its own would have shown by now; the library leaves that to its caller.
+    clock = iter(range(10**6))
+    monkeypatch.setattr(time, "monotonic", lambda: float(next(clock)))
+    monkeypatch.delenv("AGUI_REPLAY_NO_PROGRESS", raising=False)
+    stderr = _Terminal()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    recording = load_recording(_long_stream(tmp_path, 600))
+    calls: list[tuple[int, int]] = []
+    assert verify_recording(recording, "client", progress=lambda *c: calls.append(c)) == ([], [])
+    total = len(recording.events)
+    assert calls == [(done, total) for done in range(1, total + 1)]
+    assert verify_recording(recording, "strict") == ([], [])
+    assert stderr.getvalue() == ""
+
+
+def test_verifying_stops_reporting_where_it_stops_at_the_limit(tmp_path: Path) -> None:
+    path = tmp_path / "unstarted.jsonl"
+    stray = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "x"}
+    path.write_text(json.dumps(stray) + "\n" + json.dumps(stray) + "\n", encoding="utf-8")
+    calls: list[tuple[int, int]] = []
+    violations, _ = verify_recording(
+        load_recording(path), "client", limit=1, progress=lambda *c: calls.append(c)
+    )
+    assert len(violations) == 1
+    assert calls == [(1, 2)]
 
 
 def test_the_library_layer_runs_without_the_command_line(cassette: Path) -> None:
