@@ -60,8 +60,11 @@ _ROUTES: tuple[tuple[str, Api], ...] = (
 
 
 def detect_api(path: str) -> Api | None:
-    """Which provider API a request path addresses (the ``/v1`` prefix is optional).
+    """Which provider API a request path addresses, by its end: any prefix before it (``/v1``,
+    Groq's ``/openai/v1``, OpenRouter's ``/api/v1``, none at all) is the same API.
 
+    >>> detect_api("/api/v1/chat/completions"), detect_api("/openai/v1/chat/completions")
+    ('openai.chat', 'openai.chat')
     >>> detect_api("/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse")
     'gemini.generate'
     >>> detect_api("/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse-stream")
@@ -127,6 +130,7 @@ class FakeProvider:
         allow_unused_turns: bool = False,
         match: MatchMode = "order",
         ignore_fields: Iterable[str] = (),
+        match_ignore: Iterable[str] = (),
         ids: Literal["stable", "random"] = "stable",
     ) -> None:
         if match not in ("order", "unordered", "none"):
@@ -143,6 +147,12 @@ class FakeProvider:
         self.allow_unused_turns = allow_unused_turns
         self.match: MatchMode = match
         self.ignore_fields = frozenset(ignore_fields)
+        self.match_ignore, self._match_rules = _match_ignore_rules(match_ignore)
+        """JSON-pointer globs (``/messages/0/content``, ``/tools/*/description``) left out of
+        the request bodies when a request is compared with a recorded one."""
+        self.ignored: list[str] = []
+        """The requests that matched only once ``match_ignore`` left fields out, each with
+        the first such field: ``"request #0: /messages/0/content"``."""
         self.turns: list[Turn] = []
         self.served: list[bool] = []
         self.requests: list[ProviderRequest] = []
@@ -630,11 +640,29 @@ class FakeProvider:
 
     def _mismatch(self, request: ProviderRequest, turn: ReplayTurn) -> RequestMismatchError | None:
         rec = turn.interaction.request
-        diff = first_difference(
-            {"method": rec.method, "path": _strip_query(rec.path), "body": rec.body},
-            {"method": request.method, "path": _strip_query(request.path), "body": request.body},
-            ignore=frozenset(f"body.{f}" for f in self.ignore_fields),
-        )
+        ignore = frozenset(f"body.{f}" for f in self.ignore_fields)
+        recorded = {"method": rec.method, "path": _strip_query(rec.path), "body": rec.body}
+        received = {
+            "method": request.method,
+            "path": _strip_query(request.path),
+            "body": request.body,
+        }
+        diff = first_difference(recorded, received, ignore=ignore)
+        if diff is not None and self._match_rules:
+            recorded["body"] = _left_out(rec.body, self._match_rules)
+            received["body"] = _left_out(request.body, self._match_rules)
+            loose = first_difference(recorded, received, ignore=ignore)
+            if loose is None:
+                _log.debug(
+                    "request #%d matches recorded interaction #%d once match_ignore leaves "
+                    "out what differs (first: %s)",
+                    request.index,
+                    turn.position,
+                    diff.pointer,
+                )
+                self.ignored.append(f"request #{request.index}: {diff.pointer[len('/body') :]}")
+                return None
+            diff = loose
         if diff is None:
             _log.debug(
                 "request #%d (%s %s) matches recorded interaction #%d",
@@ -654,7 +682,8 @@ class FakeProvider:
         )
         return RequestMismatchError(
             f"request #{request.index} ({request.method} {request.path}) does not match recorded "
-            f"interaction #{turn.position} (match={self.match!r}):\n{describe_difference(diff)}",
+            f"interaction #{turn.position} (match={self.match!r}):\n{describe_difference(diff)}"
+            + _ignore_hint(diff.pointer),
             field=diff.path,
         )
 
@@ -686,6 +715,51 @@ class FakeProvider:
 
 def _strip_query(path: str) -> str:
     return path.split("?", 1)[0]
+
+
+def _match_ignore_rules(globs: Iterable[str]) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """``match_ignore`` checked: the globs, and the normalize rules that drop what they name."""
+    from agui_replay.errors import InvalidArgumentError
+    from agui_replay.normalize import ignore
+
+    if isinstance(globs, str):
+        globs = [globs]
+    kept: list[str] = []
+    rules: list[Any] = []
+    for glob in globs:
+        try:
+            rules.append(ignore(glob))
+        except InvalidArgumentError:
+            raise InvalidArgumentError(
+                f"match_ignore: {glob!r} is not a JSON-pointer glob into the request body; "
+                'write it as a JSON pointer starting with "/", with * for any one key or index '
+                'and ** for any depth, e.g. "/messages/0/content", "/temperature" or '
+                '"/tools/*/description"'
+            ) from None
+        kept.append(glob)
+    return tuple(kept), tuple(rules)
+
+
+def _left_out(body: Any, rules: Iterable[Any]) -> Any:
+    """The request body without what the ``match_ignore`` rules name (JSON bodies only)."""
+    if not isinstance(body, (dict, list)):
+        return body
+    for rule in rules:
+        body = rule(body)
+    return body
+
+
+def _ignore_hint(pointer: str) -> str:
+    """How to let a body difference through, naming its place (empty outside the body)."""
+    import json
+
+    if not pointer.startswith("/body/"):
+        return ""
+    shown = json.dumps(pointer[len("/body") :], ensure_ascii=False)
+    return (
+        "\n  if this field does not matter to the test, re-record, or ignore it: "
+        f"@pytest.mark.agui(match_ignore=[{shown}])"
+    )
 
 
 def _wrap(exc: Exception, request: ProviderRequest, position: int) -> ProviderError:
