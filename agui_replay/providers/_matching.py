@@ -31,6 +31,8 @@ class Difference:
     recorded: Any
     received: Any
     missing: str = ""  # "recorded" / "received" when the key exists only on one side
+    pointer: str = ""
+    """The same place as a JSON pointer (``/body/messages/0/content``)."""
 
 
 def _key_order(keys: Iterable[str]) -> list[str]:
@@ -39,8 +41,17 @@ def _key_order(keys: Iterable[str]) -> list[str]:
     return first + sorted(ks - set(first))
 
 
+def _step(pointer: str, key: object) -> str:
+    return f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}"
+
+
 def first_difference(
-    recorded: Any, received: Any, path: str = "", ignore: frozenset[str] = frozenset()
+    recorded: Any,
+    received: Any,
+    path: str = "",
+    ignore: frozenset[str] = frozenset(),
+    *,
+    pointer: str = "",
 ) -> Difference | None:
     """The first differing leaf (dict keys in reading order, lists by position), or None."""
     if path in ignore:
@@ -50,25 +61,26 @@ def first_difference(
             sub = f"{path}.{key}" if path else key
             if sub in ignore:
                 continue
+            at = _step(pointer, key)
             if key not in received:
-                return Difference(sub, recorded[key], None, missing="received")
+                return Difference(sub, recorded[key], None, missing="received", pointer=at)
             if key not in recorded:
-                return Difference(sub, None, received[key], missing="recorded")
-            diff = first_difference(recorded[key], received[key], sub, ignore)
+                return Difference(sub, None, received[key], missing="recorded", pointer=at)
+            diff = first_difference(recorded[key], received[key], sub, ignore, pointer=at)
             if diff is not None:
                 return diff
         return None
     if isinstance(recorded, list) and isinstance(received, list):
         for i, (a, b) in enumerate(zip(recorded, received, strict=False)):
-            diff = first_difference(a, b, f"{path}[{i}]", ignore)
+            diff = first_difference(a, b, f"{path}[{i}]", ignore, pointer=f"{pointer}/{i}")
             if diff is not None:
                 return diff
         if len(recorded) != len(received):
             i = min(len(recorded), len(received))
-            sub = f"{path}[{i}]"
+            sub, at = f"{path}[{i}]", f"{pointer}/{i}"
             if len(recorded) > len(received):
-                return Difference(sub, recorded[i], None, missing="received")
-            return Difference(sub, None, received[i], missing="recorded")
+                return Difference(sub, recorded[i], None, missing="received", pointer=at)
+            return Difference(sub, None, received[i], missing="recorded", pointer=at)
         return None
     if type(recorded) is type(received) and recorded == received:
         return None
@@ -82,7 +94,7 @@ def first_difference(
         and recorded == received
     ):
         return None
-    return Difference(path or "(whole value)", recorded, received)
+    return Difference(path or "(whole value)", recorded, received, pointer=pointer)
 
 
 def _show(value: Any) -> str:

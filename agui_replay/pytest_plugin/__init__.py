@@ -62,6 +62,7 @@ MARKER_KWARGS = (
     "ignore_hosts",
     "drop_hosts",
     "match_on",
+    "match_ignore",
 )
 DEFAULT_DROP_HOSTS = (
     "api.agno.com",
@@ -78,7 +79,8 @@ _MARKER_DOC = (
     f"{MARKER}(record_mode=None, cassette=None, cassette_outside=False, upstream=None, "
     "secrets=(), normalize=True, "
     "match='order', freeze_time=True, hosts=(), intercept=True, deterministic_ids=True, "
-    "id_generators=(), record_errors=False, ignore_hosts=(), drop_hosts=(), match_on=None): "
+    "id_generators=(), record_errors=False, ignore_hosts=(), drop_hosts=(), match_on=None, "
+    "match_ignore=()): "
     "agui-replay settings for "
     "this test; the marker wins over the command line and the conftest fixtures"
 )
@@ -103,6 +105,9 @@ class _State:
     failed: set[str] = field(default_factory=set)
     """Cassettes not written: their recorded runs' upstream failed."""
     replayed: set[str] = field(default_factory=set)
+    ignored: set[str] = field(default_factory=set)
+    """Tests whose replays matched a provider request only with fields left out
+    (``match_ignore``): ``"nodeid (run #0 request #0: /messages/0/content)"``."""
     claimed: set[str] = field(default_factory=set)
     # Stems of the test modules collected in full; their cassette folders are worked out in
     # _unused (safe_file_name needs the cassette module, which a run without cassettes skips).
@@ -123,6 +128,7 @@ class _State:
             "recorded": sorted(self.recorded),
             "refreshed": sorted(self.refreshed),
             "replayed": sorted(self.replayed),
+            "ignored": sorted(self.ignored),
             "failed": sorted(self.failed),
             "claimed": sorted(self.claimed),
             "stems": sorted(self.stems),
@@ -134,6 +140,7 @@ class _State:
         self.recorded.update(data.get("recorded", []))
         self.refreshed.update(data.get("refreshed", []))
         self.replayed.update(data.get("replayed", []))
+        self.ignored.update(data.get("ignored", []))
         self.failed.update(data.get("failed", []))
         self.claimed.update(data.get("claimed", []))
         self.stems.update(data.get("stems", []))
@@ -278,6 +285,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "agui_match_on",
         "agui-replay: what a replayed HTTP request to a non-provider host is compared on "
         "besides method and URL (body, headers), one per line",
+        "linelist",
+        default=[],
+    )
+    parser.addini(
+        "agui_match_ignore",
+        "agui-replay: JSON-pointer globs (/messages/0/content, /tools/*/description) left out "
+        "of the provider request bodies a replay compares, one per line",
         "linelist",
         default=[],
     )
@@ -593,6 +607,10 @@ def agui(
                 *_host_list(marker.get("drop_hosts", ())),
             ],
             match_on=_match_on(marker, list(request.config.getini("agui_match_on"))),
+            match_ignore=[
+                *request.config.getini("agui_match_ignore"),
+                *_text_list(marker.get("match_ignore", ())),
+            ],
         )
     except InvalidArgumentError as exc:  # a bad rule or id generator: this test fails alone
         pytest.fail(f"{item.nodeid}: {exc}", pytrace=False)
@@ -625,6 +643,8 @@ def agui(
                 state.failed.add(key)
             elif session.outcome == "replayed":
                 state.replayed.add(key)
+            if session.ignored_matches:
+                state.ignored.add(f"{item.nodeid} ({'; '.join(session.ignored_matches)})")
     unreported = session.guard.violations[item.stash.get(_REPORTED, 0) :]
     if unreported:  # blocked during teardown (and swallowed there)
         pytest.fail(f"NetworkBlockedError: {unreported[0]}", pytrace=False)
@@ -661,6 +681,11 @@ def agui_folded_snapshot(
 def _host_list(value: Any) -> list[str]:
     # marker ignore_hosts= / drop_hosts=: a host string or a list of them
     return [value] if isinstance(value, str) else [str(v) for v in value]
+
+
+def _text_list(value: Any) -> list[str]:
+    # marker match_ignore=: a string or a list of them
+    return [value] if isinstance(value, str) else list(value)
 
 
 def _match_on(marker: dict[str, Any], ini: list[str]) -> list[Any]:
@@ -906,6 +931,7 @@ class _Hooks:
         if not (
             state.recorded
             or state.replayed
+            or state.ignored
             or state.refreshed
             or state.failed
             or state.unused
@@ -924,6 +950,9 @@ class _Hooks:
             + (f", {len(state.failed)} failed" if state.failed else "")
         )
         write(counts)
+        if state.ignored:
+            tests = "test" if len(state.ignored) == 1 else "tests"
+            write(f"replayed with ignored fields: {len(state.ignored)} {tests} (match_ignore)")
         for path in sorted(state.recorded):
             write(f"  recorded: {path}")
         for path in sorted(state.refreshed):
@@ -934,6 +963,8 @@ class _Hooks:
         if verbose:
             for path in sorted(state.replayed):
                 write(f"  replayed: {path}")
+            for test in sorted(state.ignored):
+                write(f"  replayed with ignored fields: {test}")
         for path in state.unused:
             write(f"  unused:   {path}")
         if state.unused:

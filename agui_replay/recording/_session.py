@@ -135,6 +135,9 @@ class CassetteSession:
     every run offline and, where the agent's inputs and provider requests still equal the
     recorded ones, stores its new events in place of the old (see :mod:`.refresh`): the
     interactions stay byte-identical; a differing request fails the run and writes nothing.
+    ``match_ignore`` lists JSON-pointer globs (``/messages/0/content``, ``/tools/*/description``)
+    left out of the provider request bodies when a replay compares them with the recorded ones;
+    the requests that needed it are in :attr:`ignored_matches`.
     """
 
     def __init__(
@@ -160,6 +163,7 @@ class CassetteSession:
         ignore_hosts: Iterable[str] = (),
         drop_hosts: Iterable[str] | None = None,
         match_on: Iterable[Any] = (),
+        match_ignore: Iterable[str] = (),
     ) -> None:
         self.path = Path(path)
         self.ignore_hosts = list(ignore_hosts)
@@ -168,6 +172,15 @@ class CassetteSession:
         """Hosts :meth:`taping` answers with an empty 204 (``None``: known telemetry hosts)."""
         self.match_on = list(match_on)
         """What a replayed HTTP request is compared on besides its method and URL."""
+        self.match_ignore = [match_ignore] if isinstance(match_ignore, str) else list(match_ignore)
+        """JSON-pointer globs left out of the provider request bodies a replay compares."""
+        if self.match_ignore:
+            from agui_replay.providers import FakeProvider
+
+            FakeProvider(match_ignore=self.match_ignore)  # a bad glob fails here, not mid-run
+        self.ignored_matches: list[str] = []
+        """The provider requests of this session's replays that matched only with fields
+        left out (``match_ignore``): ``"run #0 request #1: /messages/0/content"``."""
         self.tape: Any = None
         """The :class:`~agui_replay.providers.transport._tape.HttpTape` of :meth:`taping`."""
         self.refresh = refresh
@@ -600,7 +613,7 @@ class CassetteSession:
         if pending.replay:
             pending.recorded = self._recorded_run(index)
             self._check_input(pending)
-            self.provider._replay(pending.recorded.interactions, self.match)
+            self.provider._replay(pending.recorded.interactions, self.match, self.match_ignore)
         else:
             if self.before_record is not None:
                 self.before_record()
@@ -713,6 +726,8 @@ class CassetteSession:
         provider = self.provider
         interactions: list[dict[str, Any]] = []
         fake = provider.fake if pending.replay else None
+        if fake is not None:
+            self.ignored_matches += [f"run #{pending.index} {what}" for what in fake.ignored]
         if not pending.replay:
             interactions = provider._recorded_since(pending.first_interaction)
         elif pending.recorded is not None:

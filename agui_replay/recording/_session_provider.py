@@ -271,10 +271,12 @@ class SessionProvider:
             headers=[("x-should-retry", "false")],
         )
 
-    def _replay(self, interactions: Sequence[Mapping[str, Any]], match: Any) -> FakeProvider:
+    def _replay(
+        self, interactions: Sequence[Mapping[str, Any]], match: Any, ignore: Sequence[str] = ()
+    ) -> FakeProvider:
         from agui_replay.providers import FakeProvider
 
-        self.fake = FakeProvider.from_interactions(interactions, match=match)
+        self.fake = FakeProvider.from_interactions(interactions, match=match, match_ignore=ignore)
         _SHARED.attach(self)  # requests to the process's loopback port come here now
         self._mode = "replay"
         return self.fake
