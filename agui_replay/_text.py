@@ -1,10 +1,57 @@
-"""Short text for messages: a value's repr cut to a size, built only that far."""
+"""Short text for messages: a value's repr cut to a size, a line clipped to a width, and the
+JSON name of a value's type."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["short_repr"]
+__all__ = ["JSON_TYPE_NAMES", "clip", "json_type", "short_repr"]
+
+_NONE = type(None)
+JSON_TYPE_NAMES: dict[type, str] = {
+    _NONE: "null",
+    bool: "boolean",
+    int: "integer",
+    float: "float",
+    str: "string",
+    list: "array",
+    tuple: "array",
+    dict: "object",
+}
+"""The JSON name of each Python type a JSON value is made of, by exact type."""
+
+# For subclasses, in this order: bool before int, since bool is an int.
+_JSON_BASES = tuple((kind, name) for kind, name in JSON_TYPE_NAMES.items() if kind is not _NONE)
+
+
+def json_type(value: Any) -> str:
+    """``"null"``, ``"boolean"``, ``"integer"``, ``"float"``, ``"string"``, ``"array"`` (a list
+    or tuple) or ``"object"``; a subclass is named after its JSON base class, and anything else
+    by its Python class name.
+
+    >>> [json_type(v) for v in (None, True, 1, 1.5, "a", (), {}, {1})]
+    ['null', 'boolean', 'integer', 'float', 'string', 'array', 'object', 'set']
+    """
+    name = JSON_TYPE_NAMES.get(type(value))
+    if name is not None:
+        return name
+    for kind, name in _JSON_BASES:
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
+
+
+def clip(text: str, width: int | None) -> str:
+    """``text`` on one line (each newline shown as ``⏎``) and at most ``width`` characters, the
+    last one ``…`` where it was cut; ``width=None`` keeps it whole.
+
+    >>> clip("first line\\nsecond line", 12)
+    'first line⏎…'
+    """
+    text = text.replace("\n", "⏎")
+    if width is None or len(text) <= width:
+        return text
+    return text[: max(1, width - 1)] + "…"
 
 
 def short_repr(value: Any, room: int = 60) -> str:

@@ -43,7 +43,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from agui_replay._compat import input_model
 from agui_replay._limits import loads_json, non_finite_at
-from agui_replay._text import short_repr
+from agui_replay._text import json_type, short_repr
 from agui_replay.cassette._lines import document_line
 from agui_replay.errors import CassetteError, EventDecodeError, InvalidArgumentError, JSONLimitError
 from agui_replay.events import EVENT_TYPES, parse_event
@@ -240,19 +240,22 @@ def _events_adapter() -> TypeAdapter[Any]:
     return _EVENTS_ADAPTER
 
 
+_FOUND = {
+    "boolean": "a boolean",
+    "integer": "a number",
+    "float": "a number",
+    "string": "a string",
+    "array": "an array",
+    "object": "an object",
+}
+
+
 def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
+    """What a problem says it found: ``"null"``, ``"a number"``, ``"an array"``...; a value the
+    format cannot hold (a tuple, where it wants a list) is named by its Python class."""
+    if value is None or isinstance(value, (bool, int, float, str, list, dict)):
+        name = json_type(value)
+        return _FOUND.get(name, name)
     return type(value).__name__
 
 

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from agui_replay._progress import Progress
+from agui_replay._text import clip
 from agui_replay.cassette import RecordedRun, StreamWalk, load_recording, walk
 from agui_replay.cli._common import EXIT_OK, _select_runs
 from agui_replay.cli._style import (
-    _clip,
     _compact,
     _describe_ops,
     _quoted,
@@ -104,7 +104,7 @@ def _input_summary(
     if tools:
         lines.append(f"tools: {', '.join(tools)}")
     if run_input.get("state") not in (None, {}):
-        lines.append(f"state: {_clip(_compact(run_input.get('state')), width)}")
+        lines.append(f"state: {clip(_compact(run_input.get('state')), width)}")
     resume = run_input.get("resume") or []
     for n, answer in enumerate(resume if isinstance(resume, list) else []):
         if isinstance(answer, dict):
@@ -222,18 +222,18 @@ def _show_event(
         args = "".join(block.parts)
         return [
             f"{c.yellow('tool call')} {c.bold(block.name or '?')} {c.dim(block.ident)}{span} "
-            + _clip(args, width)
+            + clip(args, width)
         ]
     if kind == "TOOL_CALL_RESULT":
         content = _text_of(event.get("content"))
         return [
             f"{c.yellow('tool result')} {c.dim(str(event.get('toolCallId')))} → "
-            + _clip(content, width)
+            + clip(content, width)
         ]
     if kind in ("STATE_SNAPSHOT", "STATE_DELTA"):
         if not step.state_changed:
             return [f"{c.blue('state')} unchanged ({kind})"]
-        new = _clip(_compact(step.session.state), width)
+        new = clip(_compact(step.session.state), width)
         if step.previous_state is None:
             return [f"{c.blue('state =')} {new}"]
         ops = state_diff(step.previous_state, step.session.state)
@@ -256,7 +256,7 @@ def _show_event(
             + f" {c.green(kind_of) if kind_of == 'success' else c.yellow(kind_of)}"
         ]
         if "result" in event:
-            lines[0] += f" result {_clip(_compact(event['result']), width)}"
+            lines[0] += f" result {clip(_compact(event['result']), width)}"
         for interrupt in (outcome.get("interrupts") or []) if isinstance(outcome, dict) else []:
             message = f' "{interrupt.get("message")}"' if interrupt.get("message") else ""
             call = f" tool call {interrupt['toolCallId']}" if interrupt.get("toolCallId") else ""
@@ -275,10 +275,10 @@ def _show_event(
     if kind in ("CUSTOM", "RAW"):
         label = event.get("name") if kind == "CUSTOM" else event.get("source", "")
         payload = event.get("value") if kind == "CUSTOM" else event.get("event")
-        return [f"{c.dim(kind.lower())} {label or ''} {_clip(_compact(payload), width)}"]
+        return [f"{c.dim(kind.lower())} {label or ''} {clip(_compact(payload), width)}"]
     if kind in ("ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA"):
         return [
             f"{c.dim(kind.lower())} {event.get('activityType', '')} {event.get('messageId', '')}"
         ]
     rest = {k: v for k, v in event.items() if k not in ("type", "timestamp")}
-    return [f"{kind} {_clip(_compact(rest), width)}"]
+    return [f"{kind} {clip(_compact(rest), width)}"]

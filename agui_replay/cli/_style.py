@@ -8,6 +8,7 @@ import os
 from typing import Any, TextIO
 
 from agui_replay._progress import isatty
+from agui_replay._text import clip
 
 
 class _Style:
@@ -68,15 +69,8 @@ def _compact(value: Any) -> str:
         return repr(value)
 
 
-def _clip(text: str, width: int | None) -> str:
-    text = text.replace("\n", "⏎")
-    if width is None or len(text) <= width:
-        return text
-    return text[: max(1, width - 1)] + "…"
-
-
 def _quoted(text: str, width: int | None) -> str:
-    return _clip(json.dumps(text, ensure_ascii=False), width)
+    return clip(json.dumps(text, ensure_ascii=False), width)
 
 
 def _text_of(content: Any) -> str:
@@ -94,4 +88,4 @@ def _describe_ops(ops: list[dict[str, Any]], width: int | None) -> str:
         value = f" {_compact(op['value'])}" if "value" in op else ""
         pieces.append(f"{op['op']} {op['path'] or '/'}{value}")
     more = f" (+{len(ops) - 4} more)" if len(ops) > 4 else ""
-    return _clip("; ".join(pieces), width) + more
+    return clip("; ".join(pieces), width) + more

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agui_replay import __version__
+from agui_replay._text import clip
 from agui_replay.errors import PatchError
 from agui_replay.events import WireEvent, event_type
 from agui_replay.patch import diff
@@ -56,20 +57,19 @@ def _compact(value: Any) -> str:
         return repr(value)
 
 
-def _clip(text: str, width: int = _SUMMARY_WIDTH) -> str:
-    text = text.replace("\n", "⏎")
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _fit(text: str) -> str:
+    return clip(text, _SUMMARY_WIDTH)
 
 
 def summarize_event(event: WireEvent) -> str:
     """A one-line description of an event for the timeline (its type shown beside it)."""
     kind = event_type(event)
     if kind in ("TOOL_CALL_ARGS", "TOOL_CALL_CHUNK"):
-        return _clip(str(event.get("delta", "")))  # already JSON text: quoting it again hurts
+        return _fit(str(event.get("delta", "")))  # already JSON text: quoting it again hurts
     if kind in ("TEXT_MESSAGE_CONTENT", "REASONING_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK"):
-        return _clip(_compact(event.get("delta", "")))
+        return _fit(_compact(event.get("delta", "")))
     if kind == "REASONING_MESSAGE_CHUNK":
-        return _clip(_compact(event.get("delta", "")))
+        return _fit(_compact(event.get("delta", "")))
     if kind in ("TEXT_MESSAGE_START", "REASONING_MESSAGE_START"):
         return f"{event.get('role', 'assistant')} {event.get('messageId', '')}"
     if kind == "TOOL_CALL_START":
@@ -77,15 +77,15 @@ def summarize_event(event: WireEvent) -> str:
     if kind == "TOOL_CALL_RESULT":
         content = event.get("content")
         text = content if isinstance(content, str) else _compact(content)
-        return _clip(f"{event.get('toolCallId', '')} → {text}")
+        return _fit(f"{event.get('toolCallId', '')} → {text}")
     if kind == "STATE_SNAPSHOT":
-        return _clip(_compact(event.get("snapshot")))
+        return _fit(_compact(event.get("snapshot")))
     if kind in ("STATE_DELTA", "ACTIVITY_DELTA"):
         ops = event.get("delta" if kind == "STATE_DELTA" else "patch") or []
         paths = ", ".join(
             f"{op.get('op')} {op.get('path')}" for op in ops[:3] if isinstance(op, dict)
         )
-        return _clip(paths + (f" (+{len(ops) - 3})" if len(ops) > 3 else ""))
+        return _fit(paths + (f" (+{len(ops) - 3})" if len(ops) > 3 else ""))
     if kind in ("STEP_STARTED", "STEP_FINISHED"):
         return str(event.get("stepName", ""))
     if kind == "RUN_STARTED":
@@ -98,11 +98,11 @@ def summarize_event(event: WireEvent) -> str:
         return str(outcome.get("type", "success")) if isinstance(outcome, dict) else "success"
     if kind == "RUN_ERROR":
         code = f"[{event['code']}] " if event.get("code") else ""
-        return _clip(code + str(event.get("message", "")))
+        return _fit(code + str(event.get("message", "")))
     if kind == "MESSAGES_SNAPSHOT":
         return f"{len(event.get('messages') or [])} message(s)"
     if kind == "CUSTOM":
-        return _clip(f"{event.get('name', '')} {_compact(event.get('value'))}")
+        return _fit(f"{event.get('name', '')} {_compact(event.get('value'))}")
     ident = event.get("messageId") or event.get("toolCallId") or ""
     return str(ident)
 

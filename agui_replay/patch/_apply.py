@@ -11,7 +11,7 @@ from typing import Any
 
 from .._jsonvalues import MAX_DEPTH, Invalid, JSONValue, Operation, plain_copy
 from .._limits import depth_within
-from .._text import short_repr
+from .._text import json_type, short_repr
 from ..errors import PatchError
 from ._json import (
     _OPS,
@@ -22,7 +22,6 @@ from ._json import (
     _pointer,
     _scalar_eq,
     _tokens,
-    _type_name,
 )
 
 
@@ -179,7 +178,7 @@ class _Patcher:
             return node[_index(token, len(node), for_insert=False, tokens=tokens, depth=depth)]
         where = _pointer(tokens[:depth])
         raise _Fail(
-            f"path not found: {where!r} is a {_type_name(node)}, not an object or array, "
+            f"path not found: {where!r} is a {json_type(node)}, not an object or array, "
             f"so it has no member {token!r}"
         )
 
@@ -194,7 +193,7 @@ class _Patcher:
         node = self.root
         if not isinstance(node, (dict, list, tuple)):
             raise _Fail(
-                f"path not found: the document is a {_type_name(node)}, not an object or array"
+                f"path not found: the document is a {json_type(node)}, not an object or array"
             )
         node = self.root = self._own(node)
         owned = self.owned
@@ -203,7 +202,7 @@ class _Patcher:
             if not isinstance(child, (dict, list, tuple)):
                 where = _pointer(tokens[: depth + 1])
                 raise _Fail(
-                    f"path not found: {where!r} is a {_type_name(child)}, not an object or array"
+                    f"path not found: {where!r} is a {json_type(child)}, not an object or array"
                 )
             if type(child) is tuple or (owned is not None and id(child) not in owned):
                 child = self._own(child)
@@ -427,7 +426,7 @@ def apply_patch_in_place(
 def _run(patcher: _Patcher, ops: Sequence[Operation]) -> JSONValue:
     if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Sequence):
         raise PatchError(
-            f"a JSON Patch is an array of operations, got {_type_name(ops)}; "
+            f"a JSON Patch is an array of operations, got {json_type(ops)}; "
             'wrap a single operation in a list: [{"op": ...}]'
         )
     for index, raw in enumerate(ops):

@@ -19,7 +19,7 @@ from .._jsonvalues import dumps as _dumps
 from .._jsonvalues import escape as _escape
 from .._jsonvalues import plain_copy as _copy
 from .._jsonvalues import value_error as _value_error
-from .._text import short_repr
+from .._text import JSON_TYPE_NAMES, json_type, short_repr
 
 _OPS = ("add", "remove", "replace", "move", "copy", "test")
 
@@ -60,25 +60,7 @@ def _describe(value: Any) -> str:
     text = short_repr(value, 61)
     if len(text) > 60:
         text = text[:57] + "..."
-    return f"{text} ({_type_name(value)})"
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+    return f"{text} ({json_type(value)})"
 
 
 # --------------------------------------------------------------------------- validation and copies
@@ -142,22 +124,11 @@ def canonical_json(value: JSONValue) -> bytes:
 
 
 def _kind(value: Any) -> str:
-    kind = type(value)
-    if kind is dict:
-        return "object"
-    if kind is list or kind is tuple:
-        return "array"
-    if kind is str:
-        return "string"
-    if kind is bool:
-        return "boolean"
-    if kind is int:
-        return "integer"
-    if kind is float:
-        return "float"
-    if value is None:
-        return "null"
-    return _type_name(value) if isinstance(value, (dict, list, tuple, str, int, float)) else "?"
+    """:func:`json_type`, but ``"?"`` for a value that is not JSON (the comparisons refuse it)."""
+    kind = JSON_TYPE_NAMES.get(type(value))
+    if kind is not None:
+        return kind
+    return json_type(value) if isinstance(value, (dict, list, tuple, str, int, float)) else "?"
 
 
 def _scalar_eq(a: Any, b: Any, kind: str) -> bool:
