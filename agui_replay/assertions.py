@@ -139,18 +139,34 @@ def event_types(events: Iterable[EventLike]) -> list[str]:
 
 def message_text(events: Iterable[EventLike], message_id: str | None = None) -> str:
     """The text of one message after the stream: ``message_id``'s, or the last assistant one."""
-    messages = final_messages(events)
+    wire = _wire_list(events)
+    messages = _fold(wire).messages
     if message_id is not None:
         for message in messages:
             if message.get("id") == message_id:
                 return _text_of(message)
         known = ", ".join(f"{m.get('id')!r} ({m.get('role')})" for m in messages) or "none"
-        raise AssertionError(f"no message with id {message_id!r}; the messages are: {known}")
+        raise AssertionError(
+            f"no message with id {message_id!r}; the messages are: {known}{_run_error_note(wire)}"
+        )
     for message in reversed(messages):
         if message.get("role") == "assistant" and isinstance(message.get("content"), str):
             return _text_of(message)
     roles = ", ".join(str(m.get("role")) for m in messages) or "none"
-    raise AssertionError(f"the stream has no assistant message with text (roles: {roles})")
+    raise AssertionError(
+        f"the stream has no assistant message with text (roles: {roles}){_run_error_note(wire)}"
+    )
+
+
+def _run_error_note(wire: Sequence[Mapping[str, Any]]) -> str:
+    """``; the run ended in RUN_ERROR: ...`` when the stream holds one (why a message is
+    missing is most often there: the agent's model call failed), else nothing."""
+    for event in reversed(wire):
+        if event.get("type") == "RUN_ERROR":
+            code = event.get("code")
+            message = str(event.get("message") or "(no message)")
+            return f"; the run ended in RUN_ERROR: {message}" + (f" (code {code})" if code else "")
+    return ""
 
 
 def _text_of(message: Mapping[str, Any]) -> str:
@@ -202,7 +218,8 @@ def assert_messages(
     By default each expected dict only needs to be a subset of its message (leave out ids you
     do not care about); ``exact=True`` compares whole messages. Values compare JSON-strictly.
     """
-    messages = final_messages(events, initial_messages=initial_messages)
+    wire = _wire_list(events)
+    messages = _fold(wire, messages=initial_messages).messages
     problems: list[str] = []
     for i, want in enumerate(expected):
         if i >= len(messages):
@@ -216,7 +233,8 @@ def assert_messages(
     for i in range(len(expected), len(messages)):
         problems.append(f"message #{i}: unexpected {_show(messages[i])}")
     if problems:
-        head = f"final messages differ ({len(messages)} messages, {len(expected)} expected):"
+        head = f"final messages differ ({len(messages)} messages, {len(expected)} expected)"
+        head += (_run_error_note(wire) if len(messages) < len(expected) else "") + ":"
         raise AssertionError("\n".join([head, *("  " + p for p in problems)]))
 
 
@@ -673,6 +691,7 @@ def assert_tool_calls(
     A failure shows both trajectories side by side, marks the first mismatch, and says what it
     is.
     """
+    __tracebackhide__ = True  # pytest shows the test's line, not these
     if mode not in _TRAJECTORY_MODES:
         raise InvalidArgumentError(
             f"assert_tool_calls: mode must be one of {', '.join(map(repr, _TRAJECTORY_MODES))}, "
@@ -711,6 +730,7 @@ def _table(rows: Sequence[tuple[str, str]], mark: int | None) -> list[str]:
 def _strict_trajectory(
     wanted: Sequence[tuple[Any, Any]], actual: Sequence[Mapping[str, Any]], args_mode: str
 ) -> None:
+    __tracebackhide__ = True  # pytest shows the test's line, not these
     first: int | None = None
     what = ""
     for i in range(max(len(wanted), len(actual))):
@@ -747,6 +767,7 @@ def _loose_trajectory(
     mode: str,
     args_mode: str,
 ) -> None:
+    __tracebackhide__ = True  # pytest shows the test's line, not these
     pairs = _pairing(wanted, actual, args_mode)
     missing = [i for i in range(len(wanted)) if i not in pairs]
     paired = set(pairs.values())
