@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from types import TracebackType
 from typing import IO, Any, TextIO
 
 __all__ = [
@@ -22,9 +21,10 @@ class Progress:
     """A one-line counter on stderr for long work: only on a terminal, only after a while.
 
     Call it as ``progress(done, total)``, the callback the library functions take (the line
-    is cleared once ``done`` reaches ``total``), or ``progress.tick(done)``; use it as a context
-    manager (or call :meth:`close`) so that the line is cleared however the work ends. Called,
-    it starts its clock at the first call, so a counter made before its work waits as long.
+    is cleared once ``done`` reaches ``total``), or ``progress.tick(done)``; :meth:`close` it
+    (``with contextlib.closing(Progress(...))``) so that the line is cleared however the work
+    ends. Called, it starts its clock at the first call, so a counter made before its work
+    waits as long.
     """
 
     def __init__(self, label: str, total: int, stream: TextIO | None = None) -> None:
@@ -62,17 +62,6 @@ class Progress:
             self.shown = False
             self.stream.write("\r\033[K")
             self.stream.flush()
-
-    def __enter__(self) -> Progress:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def isatty(stream: IO[Any]) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+from contextlib import closing
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -77,7 +78,7 @@ def _verify(args: argparse.Namespace, out: TextIO) -> int:
 
 def _verify_one(args: argparse.Namespace, path: str, out: TextIO) -> int:
     recording = load_recording(path)
-    with Progress("verify", len(recording.events)) as progress:
+    with closing(Progress("verify", len(recording.events))) as progress:
         violations, problems = verify_recording(
             recording, args.mode, limit=args.max_errors, progress=progress
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import TextIO
 
@@ -20,7 +21,10 @@ def _view(args: argparse.Namespace, out: TextIO) -> int:
     if args.at is not None and not (-total <= args.at < total):
         raise _UsageError(f"--at {args.at} is out of range: the file has {total} event(s)")
     selected = None if args.at is None else (args.at + total if args.at < 0 else args.at)
-    with Progress("view", total) as walking, Progress("verify", total) as verifying:
+    with (
+        closing(Progress("view", total)) as walking,
+        closing(Progress("verify", total)) as verifying,
+    ):
         data = view_data(recording, selected=selected, progress=walking, verify_progress=verifying)
     html = render_html(data)
     if args.output == "-":
