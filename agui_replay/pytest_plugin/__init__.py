@@ -899,7 +899,7 @@ class _Hooks:
             return
         from agui_replay.pytest_plugin._paths import remove_claims
 
-        remove_claims(state.claims)
+        remove_claims(state.claims, state.cassette_dir)
         state.unused = self._unused()
         if state.unused and state.fail_on_unused and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

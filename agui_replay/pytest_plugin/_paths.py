@@ -96,13 +96,21 @@ def claim_cassette(cassette: Path, run: str, test: str) -> str | None:
     return None
 
 
-def remove_claims(paths: list[str] | set[str]) -> None:
-    """Remove the claim files a session made (``paths``; under xdist, its workers')."""
+def remove_claims(paths: list[str] | set[str], root: Path | None = None) -> None:
+    """Remove the claim files a session made (``paths``; under xdist, its workers'), and the
+    folders under ``root`` they leave empty (a recording that failed writes no folder)."""
     for path in paths:
         try:
             os.unlink(path)
         except OSError:
             continue
+        folder = Path(path).parent
+        while root is not None and folder != root and root in folder.parents:
+            try:
+                folder.rmdir()  # only an empty one: a cassette or another claim keeps it
+            except OSError:
+                break
+            folder = folder.parent
 
 
 def remove_stale_claims(folder: Path) -> None:

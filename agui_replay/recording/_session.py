@@ -130,7 +130,7 @@ class CassetteSession:
     auth headers and key-shaped strings; ``record_command`` the command a failure message tells
     the user to run to record (default: ``pytest --agui-record``); ``freeze_time`` the instant
     the wall clock shows during each run (``False``: the real clock); ``record_errors=True``
-    stores a recorded run whose upstream failed (unreachable, 5xx, 429), which otherwise
+    stores a recorded run whose upstream failed (unreachable, 4xx, 5xx), which otherwise
     raises :class:`UpstreamError` and leaves the cassette as it was. ``refresh=True`` replays
     every run offline and, where the agent's inputs and provider requests still equal the
     recorded ones, stores its new events in place of the old (see :mod:`.refresh`): the
@@ -190,7 +190,7 @@ class CassetteSession:
         """The runs whose events a refresh changed (written at :meth:`finish`)."""
         self._refresh_refused = False
         self.record_errors = record_errors
-        """Record a run whose upstream failed (5xx, 429, unreachable) on purpose; by default
+        """Record a run whose upstream failed (unreachable, 4xx, 5xx) on purpose; by default
         such a run raises :class:`UpstreamError` and nothing is written."""
         self.upstream_failures: list[str] = []
         """What failed upstream in this session's recorded runs (nothing written if any)."""
@@ -782,25 +782,47 @@ class CassetteSession:
         recorder = self.provider.recorder
         if pending.replay or self.record_errors or recorder is None:
             return None
-        mine = {id(i) for i in recorder.interactions[pending.first_interaction :]}
+        own = list(recorder.interactions[pending.first_interaction :])
+        mine = {id(i) for i in own}
         found = [(i, what) for i, what in list(recorder.failures) if id(i) in mine]
+        # A 4xx (a wrong or missing key, an unknown model, a wrong base path) is a failure too:
+        # the SDK raises on it, and a cassette of it would replay the error as the agent's run.
+        counted = {id(i) for i, _ in found}
+        found += [
+            (i, f"{i.request.method} {self._upstream_of(i)} answered {i.response.status}")
+            for i in own
+            if i.response.status >= 400 and id(i) not in counted
+        ]
         if not found:
             return None
         shown = []
+        checks: list[str] = []
         for interaction, what in found:
             body = " ".join(interaction.response.text.split())
             shown.append(f"  {what}" + (f": {body[:300]}" if body else ""))
+            for check in _upstream_checks(interaction):
+                if check not in checks:
+                    checks.append(check)
         message = (
             f"{self.path}: run #{pending.index} was not recorded, the upstream failed:\n"
             + "\n".join(shown)
-            + "\nNothing was written (an existing cassette stays as it was). Check the "
-            "provider's API key in the environment, the network, and the upstream URL "
-            "(`--agui-upstream`, the `agui_upstream` fixture or ini); to record this failure "
-            "on purpose (a test of error handling), use "
+            + "\nNothing was written (an existing cassette stays as it was). Check "
+            + "; ".join(checks)
+            + "; to record this failure on purpose (a test of error handling), use "
             "`@pytest.mark.agui(record_errors=True)`."
         )
         self.upstream_failures.append(message)
         return UpstreamError(message)
+
+    def _upstream_of(self, interaction: Any) -> str:
+        """The URL a recorded provider request went to (its upstream's origin and path)."""
+        upstreams = self.upstreams()
+        base = upstreams.get(interaction.provider or "default") or upstreams.get("default")
+        path = interaction.request.path
+        if base is None:
+            return f"{interaction.provider} {path}"
+        parts = urlsplit(base)
+        return f"{parts.scheme}://{parts.netloc}{path}"
 
     def _normalize(self, events: list[WireEvent], wire_input: Mapping[str, Any]) -> list[WireEvent]:
         if not self.normalize:
@@ -975,6 +997,39 @@ def _usable_secrets(secrets: Iterable[str]) -> list[str]:
             continue
         usable.append(secret)
     return usable
+
+
+_KEY_VARIABLES = {
+    "default": "OPENAI_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "azure": "AZURE_OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY or GOOGLE_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "bedrock": "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or AWS_BEARER_TOKEN_BEDROCK)",
+}
+_UPSTREAM_SETTINGS = "`--agui-upstream`, the `agui_upstream` fixture or ini"
+
+
+def _upstream_checks(interaction: Any) -> list[str]:
+    """What to check for a failed provider request, most likely first (by its status)."""
+    status = interaction.response.status
+    variable = _KEY_VARIABLES.get(interaction.provider or "default")
+    key = f"the API key in ${variable}" if variable else "the API key in the environment"
+    body = interaction.request.body
+    model = body.get("model") if isinstance(body, Mapping) else None
+    model_name = f"the model name ({model!r})" if isinstance(model, str) else "the model name"
+    base = f"the base URL ({_UPSTREAM_SETTINGS})"
+    if status in (401, 403):
+        return [f"{key} (missing, wrong or without access)", model_name, base]
+    if status == 404:
+        return [model_name, base, key]
+    if 400 <= status < 500 and status != 429:
+        return [model_name, "the request the agent builds", key]
+    return [key, "the network", base]
 
 
 def _early_run_error(events: list[WireEvent]) -> str | None:

@@ -1,0 +1,145 @@
+"""What new users tripped over, each met the way they met it (pytester runs of a user's
+project): a wrong key while recording, the advice of a replay failure, copy-pasteable commands,
+unused cassettes, tracebacks through the plugin, and the small slips of messages.
+
+The conftest's ``agui_upstream`` is chosen by ``$AGUI_TEST_UPSTREAM``: ``echo`` (default, a
+FakeProvider echoing the user's words) or an HTTP status (every request answered with it, in
+OpenAI's error shape).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import httpcore2  # noqa: F401  (imported once here: pytester drops modules first imported
+import httpx2  # noqa: F401  inside, and httpx2 maps only its own httpcore2's errors)
+import openai  # noqa: F401
+import pytest
+
+import agui_replay.providers
+import agui_replay.recording
+import agui_replay.server  # noqa: F401
+
+CONFTEST = textwrap.dedent(
+    """
+    import os
+    import openai, pytest
+    from agui_replay.providers import FakeProvider
+
+    def _echo(request):
+        for word in request.messages[-1]["content"].split():
+            yield " " + word
+
+    @pytest.fixture
+    def agui_upstream():
+        kind = os.environ.get("AGUI_TEST_UPSTREAM", "echo")
+        fake = FakeProvider(function=_echo)
+        if kind != "echo":
+            fake = FakeProvider()
+            for _ in range(3):
+                fake.error(int(kind), "Incorrect API key provided: sk-wr**********")
+        with fake.serve() as server:
+            yield server
+
+    @pytest.fixture
+    def agent(agui):
+        client = openai.OpenAI(base_url=agui.provider.base_url, max_retries=0)
+
+        def agent(ctx):
+            stream = client.chat.completions.create(
+                model="gpt-4o",
+                messages=[{"role": "user", "content": ctx.last_user_text()}],
+                stream=True,
+            )
+            with ctx.message("assistant") as message:
+                for chunk in stream:
+                    if chunk.choices and chunk.choices[0].delta.content:
+                        message.delta(chunk.choices[0].delta.content)
+
+        return agent
+    """
+)
+
+TEST_WEATHER = textwrap.dedent(
+    """
+    import pytest
+    from agui_replay.assertions import message_text
+
+    def test_paris(agui, agent):
+        events = agui.run(agent, "sunny in Paris")
+        assert message_text(events) == " sunny in Paris"
+    """
+)
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    monkeypatch.delenv("AGUI_TEST_UPSTREAM", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-0123456789")
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_weather=TEST_WEATHER)
+    return pytester
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:cacheprovider", *args)
+
+
+PARIS = Path("cassettes", "test_weather", "test_paris.json")
+
+
+# --- 3. a wrong or missing key while recording ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "first_check"),
+    [("401", "$OPENAI_API_KEY"), ("403", "$OPENAI_API_KEY"), ("404", "model name ('gpt-4o')")],
+)
+def test_recording_with_a_wrong_key_fails_with_the_upstream_error_and_writes_nothing(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, status: str, first_check: str
+) -> None:
+    monkeypatch.setenv("AGUI_TEST_UPSTREAM", status)
+    result = run(project, "--agui-record")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "has no assistant message" not in out
+    result.stdout.fnmatch_lines(
+        [
+            "*UpstreamError: *test_paris.json: run #0 was not recorded, the upstream failed:*",
+            f"*POST http://127.0.0.1:*/v1/chat/completions answered {status}*Incorrect API key*",
+            f"*Nothing was written*Check *{first_check}*",
+        ]
+    )
+    for check in ("model name", "base URL", "OPENAI_API_KEY"):
+        assert check in out
+    assert "sk-wrong-key-0123456789" not in out
+    assert not PARIS.exists()
+    assert not PARIS.parent.exists()  # no empty folder left behind either
+    result.stdout.fnmatch_lines(["*0 cassette(s) recorded, 0 replayed, 0 unused, 1 failed"])
+
+
+def test_a_recorded_401_on_purpose_shows_its_run_error_in_message_text(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.makepyfile(
+        test_errors=textwrap.dedent(
+            """
+            import pytest
+            from agui_replay.assertions import message_text
+
+            @pytest.mark.agui(record_errors=True)
+            def test_bad_key(agui, agent):
+                message_text(agui.run(agent, "hello"))
+            """
+        )
+    )
+    monkeypatch.setenv("AGUI_TEST_UPSTREAM", "401")
+    result = run(project, "--agui-record", "test_errors.py")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the stream has no assistant message with text (roles: none); the run ended in "
+            "RUN_ERROR: Error code: 401 *Incorrect API key*"
+        ]
+    )
