@@ -1,7 +1,7 @@
-"""Every code example of seeds 000 (shared state) and 001 (text streaming), in Python.
+"""The server toolkit's ``RunContext`` as an agent author uses it: shared state, streamed text.
 
-Each test is the Rust example translated line by line; the expected events are the seeds' own.
-Every stream is also folded by the client ``Session`` to check what a client rebuilds from it.
+Each test drives the context the way an agent does and checks the exact events it emits, then
+folds the stream with the client ``Session`` to check what a client rebuilds from it.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def types(events: list[object]) -> list[EventType]:
     return [e.type for e in events]  # type: ignore[attr-defined]
 
 
-# -- seed 000: shared state ---------------------------------------------------------------------
+# -- shared state ---------------------------------------------------------------------------------
 
 
 class Doc(BaseModel):
@@ -37,7 +37,7 @@ class Doc(BaseModel):
     notes: list[str] = []
 
 
-def test_000_reading_and_writing_gives_a_snapshot_then_a_delta() -> None:
+def test_state_reading_and_writing_gives_a_snapshot_then_a_delta() -> None:
     ctx, events = RunContext.new(run_input("t", "r"), state_type=Doc)
 
     # Change and publish in one call.
@@ -62,7 +62,7 @@ def test_000_reading_and_writing_gives_a_snapshot_then_a_delta() -> None:
     assert fold(drained).state == {"step": 2, "notes": ["the document the user is editing" * 8]}
 
 
-def test_000_state_manager_picks_snapshot_delta_or_nothing() -> None:
+def test_state_manager_picks_snapshot_delta_or_nothing() -> None:
     states = StateManager()
     notes = "the document the user is editing, at some length"
 
@@ -86,7 +86,7 @@ class Counter:
     clicks: int = 0
 
 
-def test_000_an_empty_state_is_the_default_and_a_misfit_is_a_serialization_error() -> None:
+def test_state_an_empty_state_is_the_default_and_a_misfit_is_a_serialization_error() -> None:
     # No state yet: the default, not a failure.
     ctx, _events = RunContext.new(run_input("t", "r", state={}), state_type=Counter)
     assert ctx.state().clicks == 0
@@ -106,7 +106,7 @@ class Board:
     tasks: list[str] = field(default_factory=list)
 
 
-def test_000_a_tool_call_publishes_state_while_it_is_open() -> None:
+def test_state_a_tool_call_publishes_state_while_it_is_open() -> None:
     ctx, events = RunContext.new(run_input("t", "r"), state_type=Board)
 
     call = ctx.tool_call("add_task")
@@ -141,24 +141,24 @@ def test_000_a_tool_call_publishes_state_while_it_is_open() -> None:
     assert tool_message["content"] == '{"ok":true}'
 
 
-# -- seed 001: text streaming -------------------------------------------------------------------
+# -- text streaming -------------------------------------------------------------------------------
 
 
-def test_001_say_emits_start_content_end_under_a_run_derived_id() -> None:
+def test_text_say_emits_start_content_end_under_a_run_derived_id() -> None:
     ctx, events = RunContext.new(run_input("t", "r"))
 
-    id = ctx.say("Hello from Rust.")
+    id = ctx.say("Hello from Python.")
 
     assert id == "r-msg-1"
     assert id.as_str() == "r-msg-1"
     assert events.drain() == [
         TextMessageStartEvent(message_id="r-msg-1", role="assistant"),
-        TextMessageContentEvent(message_id="r-msg-1", delta="Hello from Rust."),
+        TextMessageContentEvent(message_id="r-msg-1", delta="Hello from Python."),
         TextMessageEndEvent(message_id="r-msg-1"),
     ]
 
 
-def test_001_assistant_message_streams_one_content_per_delta() -> None:
+def test_text_assistant_message_streams_one_content_per_delta() -> None:
     ctx, events = RunContext.new(run_input("t", "r"))
 
     message = ctx.assistant_message()
@@ -186,7 +186,7 @@ def write_it(ctx: RunContext[dict[str, object]]) -> None:
         raise AgentError("the weather service is down")
 
 
-def test_001_a_message_left_by_an_error_still_ends() -> None:
+def test_text_a_message_left_by_an_error_still_ends() -> None:
     ctx, events = RunContext.new(run_input("t", "r"))
     with pytest.raises(AgentError, match="the weather service is down"):
         write_it(ctx)
@@ -201,8 +201,8 @@ def test_001_a_message_left_by_an_error_still_ends() -> None:
     assert fold(drained).messages[0]["content"] == "Looking that up"
 
 
-def test_001_two_open_messages_are_refused_at_once() -> None:
-    # The Rust version does not compile (E0499); here the second open raises immediately.
+def test_text_two_open_messages_are_refused_at_once() -> None:
+    # Only one text block is open at a time: the second open raises at once, not at the end.
     ctx, events = RunContext.new(run_input("t", "r"))
     first = ctx.assistant_message()
     with pytest.raises(BlockOpenError) as caught:
@@ -218,8 +218,8 @@ def test_001_two_open_messages_are_refused_at_once() -> None:
     assert ctx.assistant_message().id == "r-msg-2"
 
 
-def test_001_an_open_tool_call_cannot_open_a_message_either() -> None:
-    # The second compile_fail example of the crate's emit module.
+def test_text_an_open_tool_call_cannot_open_a_message_either() -> None:
+    # An open tool call is a block too: a message cannot start inside it.
     ctx, events = RunContext.new(run_input("t", "r"))
     call = ctx.tool_call("search")
     with pytest.raises(BlockOpenError, match='tool call "r-call-1" \\(search\\) is still open'):
@@ -238,7 +238,7 @@ class Progress:
     words: int = 0
 
 
-def test_001_an_open_message_still_reaches_the_state() -> None:
+def test_text_an_open_message_still_reaches_the_state() -> None:
     ctx, events = RunContext.new(run_input("t", "r"), state_type=Progress)
 
     message = ctx.assistant_message()
@@ -257,7 +257,7 @@ def test_001_an_open_message_still_reaches_the_state() -> None:
     assert session.messages[0]["content"] == "Hello"
 
 
-def test_001_reasoning_wraps_four_events_around_its_content() -> None:
+def test_text_reasoning_wraps_four_events_around_its_content() -> None:
     ctx, events = RunContext.new(run_input("t", "r"))
 
     # All at once, like `say`.
@@ -290,7 +290,7 @@ def test_001_reasoning_wraps_four_events_around_its_content() -> None:
     ]
 
 
-def test_001_a_chunk_goes_out_through_emit_as_one_event() -> None:
+def test_text_a_chunk_goes_out_through_emit_as_one_event() -> None:
     ctx, events = RunContext.new(run_input("t", "r"))
 
     ctx.emit(TextMessageChunkEvent(message_id="chunk-1", delta="a whole update in one event"))
@@ -302,7 +302,7 @@ def test_001_a_chunk_goes_out_through_emit_as_one_event() -> None:
     ]
 
 
-# -- PROTOCOL-NOTES §4: the id scheme -------------------------------------------------------------
+# -- ids: "<run id>-msg-<n>" and "<run id>-call-<n>", one counter each ----------------------------
 
 
 def test_ids_share_one_message_counter_across_reasoning_tool_results_and_messages() -> None:
