@@ -13,6 +13,16 @@ makes from the ``agui`` fixture's setup to its teardown goes to an :class:`HttpT
   a callable); one that matches nothing fails the test, naming the closest stored request and
   the first difference.
 
+Streams that stay open while other requests go to the same host (an MCP server's GET stream,
+over streamable HTTP or the legacy SSE transport, whose answers arrive to the ``POST`` s sent
+meanwhile) replay in the order they were recorded in: a chunk that arrived after the host's
+``N``-th request had been sent is stored with ``"after": N`` and replayed only once the replay
+has sent that request too; a stream that ended after a later request (a ``DELETE`` ending the
+session) is stored with ``"end_after": N``; one the client closed before it ended is stored
+with ``"open": true`` and, replayed to an async client, stays open after its last chunk until
+the client closes it. The ``mcp-session-id`` header is never compared (``match_on="headers"``
+included): the recorded one is served back and the client sends it again.
+
 Hosts that are not recorded: the model providers' (recorded by the run's provider routing,
 and outside a run not at all), the process's own loopback servers (the session's, fakes,
 recording proxies), the agent under test when it is a URL, and the ``ignore`` hosts (a local
@@ -25,14 +35,18 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
+import logging
+import ssl
 import threading
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
-from agui_replay.errors import InvalidArgumentError, ReplayMismatchError
+from agui_replay.errors import CassetteError, InvalidArgumentError, ReplayMismatchError
 from agui_replay.providers._interaction import (
     Chunk,
     RecordedResponse,
@@ -61,6 +75,16 @@ Matcher = Callable[[Mapping[str, Any], Mapping[str, Any]], Any]
 """``matcher(recorded_request, request) -> bool``; each a dict: method, url, headers, body."""
 
 _NAMED = ("method", "url", "body", "headers")
+
+_UNMATCHED_HEADERS = frozenset({"mcp-session-id"})
+"""Request headers never compared: the server chose their values (the recorded ones are served
+back to the client, which sends them again)."""
+
+_ORDER_WAIT = 30.0
+"""Seconds a replayed chunk waits at most for the request it arrived after (see the module's
+docstring); then it is served anyway, and the test fails on what differs instead of hanging."""
+
+_log = logging.getLogger("agui_replay.tape")
 
 
 def match_rules(value: Iterable[Any]) -> list[str | Matcher]:
@@ -116,7 +140,7 @@ def _first_difference(
             return f"body {_short(recorded.get('body'))} != {_short(request['body'])}"
         if rule == "headers":
             old_h = {k: v for k, v in dict(recorded.get("headers") or {}).items()}
-            for name in sorted(set(old_h) | set(request["headers"])):
+            for name in sorted((set(old_h) | set(request["headers"])) - _UNMATCHED_HEADERS):
                 if old_h.get(name) != request["headers"].get(name):
                     shown = f"{_short(old_h.get(name))} != {_short(request['headers'].get(name))}"
                     return f"header {name}: {shown}"
@@ -136,13 +160,32 @@ class _Recording:
 
     request: dict[str, Any]
     started: float
+    host: str = ""
+    index: int = 0
+    """This request's number among its host's requests, from 1."""
     response: RecordedResponse = field(default_factory=lambda: RecordedResponse(0))
     binary: bool = False
     finished: bool = False
+    streaming: bool = False
+    """The response came with no ``content-length`` (a stream, maybe long-lived)."""
+    complete: bool = False
+    """The response ended (``False``: the client closed it first, or it is still open)."""
+    after: list[int] = field(default_factory=list)
+    """For each chunk: how many of the host's requests had been sent when it arrived."""
+    end_after: int = 0
     decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"request": dict(self.request), "response": self.response.to_dict()}
+        response = self.response.to_dict()
+        chunks = response.get("chunks") or []
+        for chunk, after in zip(chunks, self.after, strict=False):
+            if after > self.index:  # another request of the host went first: replayed after it
+                chunk["after"] = after
+        if self.streaming and not self.complete:
+            response["open"] = True
+        elif self.end_after > self.index:
+            response["end_after"] = self.end_after
+        return {"request": dict(self.request), "response": response}
 
 
 class HttpTape:
@@ -188,7 +231,13 @@ class HttpTape:
         """Origins reached as usual (the agent under test when it is a URL)."""
         self._recordings: list[_Recording] = []
         self._lock = threading.Lock()
+        self._turn = threading.Condition(self._lock)
+        """Notified whenever a request is replayed (a chunk waiting for it may go)."""
+        self._sent: Counter[str] = Counter()
+        """Per host (``scheme://host:port``): the requests recorded or replayed so far."""
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._client: Any = None
+        self._ssl: ssl.SSLContext | None = None
 
     # --- which requests are ours ----------------------------------------------------------------
 
@@ -259,13 +308,15 @@ class HttpTape:
         provider: str | None = None,
         origin: str | None = None,
     ) -> Plan:
-        if self.mode == "replay":
-            return self.handle(method, target, headers, body, provider=provider, origin=origin)
-        plan = await asyncio.to_thread(
-            self.handle, method, target, headers, body, provider=provider, origin=origin
-        )
-        if not isinstance(plan.body, (list, tuple)):
-            plan.abody = _off_loop(iter(plan.body))  # a slow stream never blocks the loop
+        url = f"{origin or ''}{target}"
+        parts = urlsplit(url)
+        if self.mode == "record" and not (
+            parts.hostname and self.drop.provider_for(parts.hostname, parts.port) is not None
+        ):
+            return await self._arecord(method, url, headers, body)
+        plan = self.handle(method, target, headers, body, provider=provider, origin=origin)
+        if isinstance(plan.body, _Served):
+            plan.abody = plan.body.areplay()
         return plan
 
     def _request(
@@ -297,10 +348,55 @@ class HttpTape:
                     continue
                 if _first_difference(stored, request, self.rules) is None:
                     self.used[i] = True
-                    return _plan_of(exchange.get("response") or {}, method)
+                    self._sent[host] += 1
+                    self._turn.notify_all()
+                    waiters, self._waiters = self._waiters, []
+                    for loop, future in waiters:
+                        with contextlib.suppress(RuntimeError):  # that loop is closed
+                            loop.call_soon_threadsafe(_wake, future)
+                    where = f"{self.where}: http[{i}]"
+                    return _plan_of(exchange.get("response") or {}, self, host, where)
             message = self._miss(request)
             self.errors.append(message)
         raise ReplayMismatchError(message)
+
+    def wait_for_request(self, host: str, count: int) -> None:
+        """Block until ``count`` requests to ``host`` were replayed (at most :data:`_ORDER_WAIT`
+        seconds)."""
+        if count <= 0:
+            return
+        with self._turn:
+            if self._turn.wait_for(lambda: self._sent[host] >= count, timeout=_ORDER_WAIT):
+                return
+        self._late(host, count)
+
+    async def await_request(self, host: str, count: int) -> None:
+        """:meth:`wait_for_request` without blocking the loop."""
+        if count <= 0:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _ORDER_WAIT
+        while True:
+            with self._lock:
+                if self._sent[host] >= count:
+                    return
+                future: asyncio.Future[None] = loop.create_future()
+                self._waiters.append((loop, future))
+            try:
+                await asyncio.wait_for(future, max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                self._late(host, count)
+                return
+
+    def _late(self, host: str, count: int) -> None:
+        _log.warning(
+            "%s: a replayed chunk from %s waited %.0f s for the host's request #%d, which the "
+            "test has not sent (it did while recording); served anyway",
+            self.where,
+            host,
+            _ORDER_WAIT,
+            count,
+        )
 
     def _miss(self, request: Mapping[str, Any]) -> str:
         shown = f"{request['method']} {request['url']}"
@@ -347,25 +443,22 @@ class HttpTape:
                 self._client = httpx2.Client(timeout=httpx2.Timeout(600.0, connect=10.0))
             return self._client
 
-    def _record(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Plan:
-        import httpx2
-
+    def _begin(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> _Recording:
         recording = _Recording(self._request(method, url, headers, body), time.monotonic())
+        recording.host = _host_key(recording.request["url"])
         with self._lock:
+            self._sent[recording.host] += 1
+            recording.index = self._sent[recording.host]
             self._recordings.append(recording)
-        client = self._http()
-        sent = {k: v for k, v in headers.items() if k.lower() not in _HOP}
-        request = client.build_request(
-            method, url, headers=sent, content=body, extensions={PASSTHROUGH: True}
-        )
-        try:
-            response = client.send(request, stream=True)
-        except (httpx2.HTTPError, OSError) as exc:
-            with self._lock:
-                self.failures.append(f"{method} {url}: {type(exc).__name__}: {exc}")
-                self._recordings.remove(recording)
-            # an OSError: each patched library turns it into its own connection error
-            raise ConnectionError(f"{method} {url}: {exc}") from exc
+        return recording
+
+    def _failed(self, recording: _Recording, method: str, url: str, exc: Exception) -> None:
+        with self._lock:
+            self.failures.append(f"{method} {url}: {type(exc).__name__}: {exc}")
+            self._recordings.remove(recording)
+
+    def _responded(self, recording: _Recording, response: Any) -> list[tuple[str, str]]:
+        """The response headers to give the client (and to store, scrubbed)."""
         kept = [
             (k, v)
             for k, v in response.headers.multi_items()
@@ -375,31 +468,128 @@ class HttpTape:
         stored_headers = self.scrubber.headers(dict(kept))
         recording.response.headers = stored_headers
         recording.binary = not is_text_content_type(stored_headers.get("content-type"))
-        streaming = "content-length" not in response.headers
+        recording.streaming = "content-length" not in response.headers
+        return kept
+
+    def _record(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Plan:
+        import httpx2
+
+        recording = self._begin(method, url, headers, body)
+        client = self._http()
+        sent = {k: v for k, v in headers.items() if k.lower() not in _HOP}
+        request = client.build_request(
+            method, url, headers=sent, content=body, extensions={PASSTHROUGH: True}
+        )
+        try:
+            response = client.send(request, stream=True)
+        except (httpx2.HTTPError, OSError) as exc:
+            self._failed(recording, method, url, exc)
+            # an OSError: each patched library turns it into its own connection error
+            raise ConnectionError(f"{method} {url}: {exc}") from exc
+        kept = self._responded(recording, response)
 
         def writes() -> Iterator[tuple[float, bytes]]:
             try:
                 for data in response.iter_bytes():
                     self._chunk(recording, data)
                     yield 0.0, data
+                self._ended(recording)
             except httpx2.HTTPError:
                 raise StreamCut from None
             finally:
                 self._finish(recording)
                 response.close()
 
-        return Plan(response.status_code, kept, writes(), streaming=streaming)
+        return Plan(response.status_code, kept, writes(), streaming=recording.streaming)
+
+    async def _arecord(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes
+    ) -> Plan:
+        """:meth:`_record` for an async client, on its own loop: a stream the client closes
+        (an MCP session's GET stream) is closed upstream at once, not when the server next
+        writes to it."""
+        import anyio
+        import httpx2
+
+        recording = self._begin(method, url, headers, body)
+        client = httpx2.AsyncClient(
+            timeout=httpx2.Timeout(600.0, connect=10.0), verify=self._ssl_context()
+        )
+        sent = {k: v for k, v in headers.items() if k.lower() not in _HOP}
+        request = client.build_request(
+            method, url, headers=sent, content=body, extensions={PASSTHROUGH: True}
+        )
+        try:
+            response = await client.send(request, stream=True)
+        except (httpx2.HTTPError, OSError) as exc:
+            self._failed(recording, method, url, exc)
+            with anyio.CancelScope(shield=True):
+                await client.aclose()
+            raise ConnectionError(f"{method} {url}: {exc}") from exc
+        kept = self._responded(recording, response)
+        if not recording.streaming:  # read now: a client may close it unread (a 202)
+            try:
+                data = await response.aread()
+            except httpx2.HTTPError:
+                data, cut = b"", True
+            else:
+                cut = False
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
+                    await client.aclose()
+            self._chunk(recording, data)
+            if not cut:
+                self._ended(recording)
+            self._finish(recording)
+            return Plan(response.status_code, kept, [(0.0, data)] if data else [], False, cut=cut)
+
+        async def writes() -> AsyncIterator[tuple[float, bytes]]:
+            try:
+                async for data in response.aiter_bytes():
+                    self._chunk(recording, data)
+                    yield 0.0, data
+                self._ended(recording)
+            except httpx2.HTTPError:
+                raise StreamCut from None
+            finally:
+                self._finish(recording)
+                with anyio.CancelScope(shield=True):  # closed even as the client is cancelled
+                    await response.aclose()
+                    await client.aclose()
+
+        plan = Plan(response.status_code, kept, [], streaming=recording.streaming)
+        plan.abody = writes()
+        return plan
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        with self._lock:
+            if self._ssl is None:
+                import httpx2
+
+                self._ssl = httpx2.create_ssl_context()
+            return self._ssl
+
+    def _ended(self, recording: _Recording) -> None:
+        with self._lock:
+            recording.complete = True
+            recording.end_after = self._sent[recording.host]
 
     def _chunk(self, recording: _Recording, data: bytes) -> None:
         if not data:
             return
         offset = round(time.monotonic() - recording.started, 6)
         if recording.binary:
-            recording.response.chunks.append(Chunk(offset, bytes(data)))
+            self._append(recording, Chunk(offset, bytes(data)))
             return
         text = recording.decoder.decode(data)
         if text:
-            recording.response.chunks.append(Chunk(offset, self.scrubber.text(text)))
+            self._append(recording, Chunk(offset, self.scrubber.text(text)))
+
+    def _append(self, recording: _Recording, chunk: Chunk) -> None:
+        with self._lock:
+            recording.after.append(self._sent[recording.host])
+            recording.response.chunks.append(chunk)
 
     def _finish(self, recording: _Recording) -> None:
         with self._lock:
@@ -411,7 +601,7 @@ class HttpTape:
             return
         tail = recording.decoder.decode(b"", final=True)
         if tail:
-            chunks.append(Chunk(round(time.monotonic() - recording.started, 6), tail))
+            self._append(recording, Chunk(round(time.monotonic() - recording.started, 6), tail))
         texts = [c.data for c in chunks if isinstance(c.data, str)]
         for chunk, data in zip(chunks, self.scrubber.stream(texts), strict=True):
             chunk.data = data
@@ -423,25 +613,68 @@ class HttpTape:
             client.close()
 
 
-def _plan_of(response: Mapping[str, Any], method: str) -> Plan:
-    """The stored response, chunk by chunk (no delays: a replay runs at full speed)."""
+def _plan_of(response: Mapping[str, Any], tape: HttpTape, host: str, where: str) -> Plan:
+    """The stored response, chunk by chunk (no delays: a replay runs at full speed); a
+    :class:`_Served` body when chunks wait for the host's other requests, or the stream is
+    held open."""
     stored = RecordedResponse.from_dict(dict(response))
     chunks = [(0.0, c.raw) for c in stored.chunks]
     if not chunks and stored.body is not None:
         chunks = [(0.0, stored.content)]
     headers = [(k, str(v)) for k, v in stored.headers.items()]
-    return Plan(stored.status, headers, chunks, streaming=len(chunks) > 1)
+    raw = [c if isinstance(c, Mapping) else {} for c in response.get("chunks") or []]
+    afters = [
+        _count(c.get("after"), f"{where}: response.chunks[{n}].after") for n, c in enumerate(raw)
+    ]
+    end_after = _count(response.get("end_after"), f"{where}: response.end_after")
+    held = bool(response.get("open"))
+    if not held and not end_after and not any(afters):
+        return Plan(stored.status, headers, chunks, streaming=len(chunks) > 1)
+    afters += [0] * (len(chunks) - len(afters))
+    paced = [(after, data) for after, (_, data) in zip(afters, chunks, strict=False)]
+    return Plan(stored.status, headers, _Served(tape, host, paced, end_after, held), streaming=True)
 
 
-async def _off_loop(items: Iterator[tuple[float, bytes]]) -> AsyncIterator[tuple[float, bytes]]:
-    while True:
-        item = await asyncio.to_thread(next, items, _DONE)
-        if item is _DONE:
-            return
-        yield item
+def _count(value: Any, where: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise CassetteError(
+            f"{where} is {value!r}: it counts the host's requests sent before, a whole number "
+            "from 1; re-record the test, or remove the field to replay without waiting"
+        )
+    return value
 
 
-_DONE: Any = object()
+class _Served:
+    """A stored response whose chunks each wait for the request they arrived after (and whose
+    end waits too); iterated by a sync client, or through :meth:`areplay` by an async one,
+    which also holds a stream the client closed while recording open until it closes it."""
+
+    def __init__(
+        self, tape: HttpTape, host: str, chunks: list[tuple[int, bytes]], end_after: int, held: bool
+    ) -> None:
+        self.tape, self.host, self.chunks = tape, host, chunks
+        self.end_after, self.held = end_after, held
+
+    def __iter__(self) -> Iterator[tuple[float, bytes]]:
+        for after, data in self.chunks:
+            self.tape.wait_for_request(self.host, after)
+            yield 0.0, data
+        self.tape.wait_for_request(self.host, self.end_after)
+
+    async def areplay(self) -> AsyncIterator[tuple[float, bytes]]:
+        for after, data in self.chunks:
+            await self.tape.await_request(self.host, after)
+            yield 0.0, data
+        await self.tape.await_request(self.host, self.end_after)
+        if self.held:  # the client closed it while recording: it will again
+            await asyncio.get_running_loop().create_future()
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 class TapeRouter(Router):
