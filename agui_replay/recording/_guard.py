@@ -14,6 +14,13 @@ getaddrinfo`` before the guard went up, asyncio, ssl. Refused, to anything but l
   ``gethostbyname_ex`` (``socket.getaddrinfo``, ``socket.gethostbyname``), and reverse
   lookups of a non-loopback address: ``gethostbyaddr``, ``getnameinfo``.
 
+An explicit proxy on loopback is no way out either: while a guard is active, a request an
+HTTP library writes to a proxy for a host beyond loopback (``CONNECT api.example.com:443``,
+or a request line naming the whole URL, ``GET http://api.example.com/ HTTP/1.1``) is refused
+before its first byte is sent (``socket.send`` / ``sendall``), whatever the proxy's address.
+(The provider routing and the tape of the pytest plugin answer their requests before any
+proxy is reached; this is for the rest.)
+
 While a guard is active, the proxy variables (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``,
 any other ``*_PROXY`` but ``NO_PROXY``, in either case) are removed from ``os.environ`` and put
 back when the last active guard goes down, so a client built in the guarded span cannot
@@ -22,8 +29,9 @@ pass the address check).
 
 What a Python-level guard cannot stop: a subprocess (its own interpreter, no hook), raw
 system calls (``ctypes``, ``os.system``), C extensions that open their own sockets (libuv in
-uvloop, gRPC's core, libcurl), and a client that read the proxy variables before the span
-began. For a hard guarantee, replay in CI without a network (see ``docs/plugin.md``).
+uvloop, gRPC's core, libcurl), and a proxy that is not spoken in plain HTTP on the socket
+(SOCKS, a proxy reached over TLS). For a hard guarantee, replay in CI without a network
+(see ``docs/plugin.md``).
 
 A span that refuses traffic (``guarding(True)``) also shares one default SSL context among the
 ``httpx2`` / ``httpx`` clients built in it (:func:`.tls.sharing_default_tls`): no TLS can happen
@@ -222,6 +230,52 @@ def _add_hook() -> None:
 # the address first. (The C class _socket.socket called directly has no such layer.)
 
 
+_PROXY_METHODS = tuple(
+    b"%s " % m for m in b"CONNECT GET POST PUT PATCH DELETE HEAD OPTIONS".split()
+)
+
+
+def _proxied_host(data: Any) -> str | None:
+    """The host a proxy is asked to reach by ``data``, when it starts an HTTP request to a
+    proxy: ``CONNECT host:port HTTP/1.1`` or ``METHOD http(s)://host/... HTTP/1.1``."""
+    try:
+        head = bytes(memoryview(data)[:512])
+    except TypeError:
+        return None
+    if not head.startswith(_PROXY_METHODS):
+        return None
+    line = head.split(b"\r\n", 1)[0].split(b" ")
+    if len(line) < 2:
+        return None
+    target = line[1].decode("latin-1")
+    if line[0] != b"CONNECT":
+        scheme, sep, rest = target.partition("://")
+        if not sep or scheme.lower() not in ("http", "https", "ws", "wss"):
+            return None  # origin form: a request to the server itself
+        target = rest.split("/", 1)[0].split("?", 1)[0].rpartition("@")[2]
+    if target.startswith("["):
+        return target[1:].partition("]")[0]
+    host, sep, port = target.rpartition(":")
+    return host if sep and port.isdigit() else target
+
+
+def _refuse_proxied(sock: Any, data: Any) -> None:
+    if not _armed:
+        return
+    host = _proxied_host(data)
+    if host is None or _loopback_host(host):
+        return
+    guard = _reporting_guard()
+    if guard is None:
+        return
+    error = guard._block(f"a request through a proxy to {host!r}")
+    # Some clients (httpcore) take a failed write for a server that answers early and go on
+    # to read: with the socket shut, that read ends at once instead of waiting for a timeout.
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    raise error
+
+
 def _refuse_early(sock: Any, address: Any, what: str) -> None:
     if not _armed or address is None:
         return
@@ -232,6 +286,7 @@ def _refuse_early(sock: Any, address: Any, what: str) -> None:
 
 def _guarded_methods(cls: type[socket.socket]) -> dict[str, Any]:
     connect, connect_ex, sendto, sendmsg = cls.connect, cls.connect_ex, cls.sendto, cls.sendmsg
+    send, sendall = cls.send, cls.sendall
 
     def guarded_connect(sock: socket.socket, address: Any) -> None:
         _refuse_early(sock, address, "a connection to")
@@ -249,15 +304,25 @@ def _guarded_methods(cls: type[socket.socket]) -> dict[str, Any]:
         _refuse_early(sock, args[3] if len(args) > 3 else None, "data sent to")
         return sendmsg(sock, *args)
 
+    def guarded_send(sock: socket.socket, data: Any, *rest: Any) -> int:
+        _refuse_proxied(sock, data)
+        return send(sock, data, *rest)
+
+    def guarded_sendall(sock: socket.socket, data: Any, *rest: Any) -> None:
+        _refuse_proxied(sock, data)
+        return sendall(sock, data, *rest)
+
     return {
         "connect": guarded_connect,
         "connect_ex": guarded_connect_ex,
         "sendto": guarded_sendto,
         "sendmsg": guarded_sendmsg,
+        "send": guarded_send,
+        "sendall": guarded_sendall,
     }
 
 
-_METHODS = ("connect", "connect_ex", "sendto", "sendmsg")
+_METHODS = ("connect", "connect_ex", "sendto", "sendmsg", "send", "sendall")
 _originals: dict[str, Any] = {}  # what socket.socket's own __dict__ held (None: inherited)
 _patches: dict[str, Any] = {}
 

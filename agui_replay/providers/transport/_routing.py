@@ -462,6 +462,9 @@ def _install_sync_libraries() -> None:
     for cls, scheme in zip(connections, ("http", "https"), strict=True):
         _saved.append((cls, "connect", cls.__dict__["connect"]))
         cls.connect = _urllib.patch_connect(cls, scheme, _sync_route)
+    base = http.client.HTTPConnection
+    _saved.append((base, "putrequest", base.__dict__["putrequest"]))
+    base.putrequest = _urllib.patch_putrequest(base)  # type: ignore[method-assign]
 
 
 def _install() -> None:

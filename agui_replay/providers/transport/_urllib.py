@@ -18,13 +18,14 @@ import io
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from agui_replay.errors import ProviderError
 from agui_replay.providers.formats._wire import Plan, StreamCut
 from agui_replay.providers.transport._aiohttp import _reason, parse_request
 from agui_replay.providers.transport._loopback import _END, _HOP_BY_HOP, _http_chunk
 
-__all__ = ["MemorySocket", "plan_frames", "plan_response"]
+__all__ = ["MemorySocket", "patch_connect", "patch_putrequest", "plan_frames", "plan_response"]
 
 Answer = Callable[[str, str, dict[str, str], bytes], Plan]
 """``answer(method, target, headers, body) -> Plan``, headers lower-cased."""
@@ -168,9 +169,29 @@ Route = Callable[[str | None, int | None, str], "Answer | None"]
 """``route(host, port or None for the scheme's default, origin) -> answer | None``."""
 
 
+_PROXIED = "_agui_replay_proxied_url"
+"""Set by :func:`patch_putrequest` on a connection whose request names its URL whole (the
+absolute form ``urllib.request`` writes to an HTTP proxy): where the request really goes."""
+
+
+def patch_putrequest(cls: Any) -> Any:
+    """``cls.putrequest`` remembering an absolute-form URL (a request to an HTTP proxy, which
+    ``connect`` then routes by its real destination, not by the proxy's address)."""
+    original = cls.putrequest
+
+    def putrequest(self: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        setattr(self, _PROXIED, url if "://" in url[:12] else None)
+        return original(self, method, url, *args, **kwargs)
+
+    putrequest.__wrapped__ = original  # type: ignore[attr-defined]
+    return putrequest
+
+
 def patch_connect(cls: Any, scheme: str, route: Route) -> Any:
     """``cls.connect`` (an ``http.client`` connection class) giving a routed connection a
-    :class:`MemorySocket` (no socket, no TLS, no proxy tunnel) and any other its own."""
+    :class:`MemorySocket` (no socket, no TLS, no proxy tunnel) and any other its own. A
+    request through a proxy is routed by its destination (the tunnel's, or the URL of an
+    absolute-form request), before the proxy is reached."""
     original = cls.connect
     default_port = 443 if scheme == "https" else 80
 
@@ -182,11 +203,18 @@ def patch_connect(cls: Any, scheme: str, route: Route) -> Any:
         port = (getattr(self, "_tunnel_port", None) if self._tunnel_host else self.port) or (
             default_port
         )
-        explicit = None if port == default_port else port
+        wanted = scheme
+        proxied = getattr(self, _PROXIED, None)
+        if proxied and not self._tunnel_host:
+            parts = urlsplit(proxied)
+            if parts.hostname:
+                wanted, host = parts.scheme, parts.hostname
+                port = parts.port or (443 if wanted == "https" else 80)
+        explicit = None if port == (443 if wanted == "https" else 80) else port
         netloc = f"[{host}]" if ":" in host else host
         if explicit is not None:
             netloc = f"{netloc}:{explicit}"
-        answer = route(host, explicit, f"{scheme}://{netloc}")
+        answer = route(host, explicit, f"{wanted}://{netloc}")
         if answer is None:
             original(self)
             return
