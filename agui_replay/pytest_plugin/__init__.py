@@ -63,6 +63,7 @@ MARKER_KWARGS = (
     "drop_hosts",
     "match_on",
     "match_ignore",
+    "record_on_failure",
 )
 DEFAULT_DROP_HOSTS = (
     "api.agno.com",
@@ -80,7 +81,7 @@ _MARKER_DOC = (
     "secrets=(), normalize=True, "
     "match='order', freeze_time=True, hosts=(), intercept=True, deterministic_ids=True, "
     "id_generators=(), record_errors=False, ignore_hosts=(), drop_hosts=(), match_on=None, "
-    "match_ignore=()): "
+    "match_ignore=(), record_on_failure=False): "
     "agui-replay settings for "
     "this test; the marker wins over the command line and the conftest fixtures"
 )
@@ -104,6 +105,8 @@ class _State:
     """Cassettes whose events ``--agui-refresh`` changed."""
     failed: set[str] = field(default_factory=set)
     """Cassettes not written: their recorded runs' upstream failed."""
+    discarded: set[str] = field(default_factory=set)
+    """Cassettes not written: their test failed (``record_on_failure`` keeps them)."""
     replayed: set[str] = field(default_factory=set)
     ignored: set[str] = field(default_factory=set)
     """Tests whose replays matched a provider request only with fields left out
@@ -130,6 +133,7 @@ class _State:
             "replayed": sorted(self.replayed),
             "ignored": sorted(self.ignored),
             "failed": sorted(self.failed),
+            "discarded": sorted(self.discarded),
             "claimed": sorted(self.claimed),
             "stems": sorted(self.stems),
             "whole_suite": self.whole_suite,
@@ -142,6 +146,7 @@ class _State:
         self.replayed.update(data.get("replayed", []))
         self.ignored.update(data.get("ignored", []))
         self.failed.update(data.get("failed", []))
+        self.discarded.update(data.get("discarded", []))
         self.claimed.update(data.get("claimed", []))
         self.stems.update(data.get("stems", []))
         self.whole_suite = self.whole_suite or bool(data.get("whole_suite"))
@@ -263,6 +268,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "agui_fail_on_unused",
         "agui-replay: fail the session when a cassette is used by no test",
+        "bool",
+        default=False,
+    )
+    parser.addini(
+        "agui_record_on_failure",
+        "agui-replay: write the recording of a test that failed (default: a failing test's "
+        "recording is not written)",
         "bool",
         default=False,
     )
@@ -442,6 +454,14 @@ def _cassette_for(state: _State, item: pytest.Item) -> Path:
         raise pytest.UsageError(
             f"{item.nodeid}: @pytest.mark.{MARKER}(cassette={given!r}) {exc}"
         ) from None
+
+
+def _record_on_failure(item: pytest.Item) -> bool:
+    """The marker's ``record_on_failure``, else ini ``agui_record_on_failure``."""
+    value = _marker_kwargs(item).get("record_on_failure")
+    if value is None:
+        return bool(item.config.getini("agui_record_on_failure"))
+    return bool(value)
 
 
 def _record_command(item: pytest.Item) -> str:
@@ -641,6 +661,8 @@ def agui(
                 state.recorded.add(key)
             elif session.upstream_failures:
                 state.failed.add(key)
+            elif session.discarded:
+                state.discarded.add(key)
             elif session.outcome == "replayed":
                 state.replayed.add(key)
             if session.ignored_matches:
@@ -814,7 +836,9 @@ class _Hooks:
         finally:
             item.stash[_REPORTED] = len(session.guard.violations)
             if not passed:
-                session.abandon()  # a refresh stores only what a passing test produced
+                # a refresh stores only what a passing test produced; a recording too, unless
+                # record_on_failure says to keep it
+                session.abandon(recording=not _record_on_failure(item))
         return result
 
     @pytest.hookimpl(wrapper=True)
@@ -934,6 +958,7 @@ class _Hooks:
             or state.ignored
             or state.refreshed
             or state.failed
+            or state.discarded
             or state.unused
             or state.stale_removed
         ):
@@ -948,6 +973,7 @@ class _Hooks:
             + (f"{len(state.refreshed)} refreshed, " if state.refresh else "")
             + f"{len(state.replayed)} replayed, {len(state.unused)} unused"
             + (f", {len(state.failed)} failed" if state.failed else "")
+            + (f", {len(state.discarded)} not written" if state.discarded else "")
         )
         write(counts)
         if state.ignored:
@@ -959,6 +985,11 @@ class _Hooks:
             write(f"  refreshed: {path} (events changed; interactions kept)")
         for path in sorted(state.failed):
             write(f"  failed:   {path} (the upstream failed; nothing written)", red=True)
+        for path in sorted(state.discarded):
+            write(
+                f"  not written: {path} (its test failed; record_on_failure=True keeps it)",
+                red=True,
+            )
         verbose = config.get_verbosity() > 0
         if verbose:
             for path in sorted(state.replayed):

@@ -189,6 +189,9 @@ class CassetteSession:
         self.refreshed: list[int] = []
         """The runs whose events a refresh changed (written at :meth:`finish`)."""
         self._refresh_refused = False
+        self._discard = False
+        self.discarded = False
+        """A recording :meth:`abandon` kept from being written (its test failed)."""
         self.record_errors = record_errors
         """Record a run whose upstream failed (unreachable, 4xx, 5xx) on purpose; by default
         such a run raises :class:`UpstreamError` and nothing is written."""
@@ -435,11 +438,14 @@ class CassetteSession:
             finally:
                 self.provider.close()
 
-    def abandon(self) -> None:
-        """Make a refresh write nothing at :meth:`finish` (recording is not affected). The
-        pytest plugin calls it when a test fails: a refresh stores only what a passing test
-        produced."""
+    def abandon(self, *, recording: bool = False) -> None:
+        """Make a refresh write nothing at :meth:`finish`, and with ``recording=True`` a
+        recording too (:attr:`discarded` then says so when a run was recorded). The pytest
+        plugin calls it when a test fails: a refresh stores only what a passing test produced,
+        and a recording too unless ``record_on_failure=True``."""
         self._refresh_refused = True
+        if recording:
+            self._discard = True
 
     def _save_refreshed(self) -> Path | None:
         if not self.refreshed or self._refresh_refused or self.guard.violations:
@@ -462,6 +468,10 @@ class CassetteSession:
                 "%s: refresh %s", self.path, f"wrote {written}" if written else "wrote nothing"
             )
             return written
+        if self._discard and self.outcome == "recorded" and not self.upstream_failures:
+            self.discarded = True
+            _log.debug("%s: the test failed, its recording is not written", self.path)
+            return None
         if self.outcome != "recorded" or self.upstream_failures:
             _log.debug(
                 "%s: nothing to write (%s)",

@@ -143,3 +143,51 @@ def test_a_recorded_401_on_purpose_shows_its_run_error_in_message_text(
             "RUN_ERROR: Error code: 401 *Incorrect API key*"
         ]
     )
+
+
+# --- a failing test's recording ---------------------------------------------------------------
+
+FAILING = textwrap.dedent(
+    """
+    import pytest
+    from agui_replay.assertions import message_text
+
+    def test_wrong(agui, agent):
+        events = agui.run(agent, "sunny in Paris")
+        assert message_text(events) == "rainy"
+
+    @pytest.mark.agui(record_on_failure=True)
+    def test_kept(agui, agent):
+        events = agui.run(agent, "sunny in Paris")
+        assert message_text(events) == "rainy"
+    """
+)
+
+
+def test_a_failing_test_writes_no_recording_unless_record_on_failure(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(test_failing=FAILING)
+    result = run(project, "--agui-record", "test_failing.py")
+    result.assert_outcomes(failed=2)
+    assert not Path("cassettes", "test_failing", "test_wrong.json").exists()
+    assert Path("cassettes", "test_failing", "test_kept.json").exists()
+    result.stdout.fnmatch_lines(
+        [
+            "*1 cassette(s) recorded, 0 replayed, 0 unused, 1 not written",
+            "*recorded: cassettes/test_failing/test_kept.json",
+            "*not written: cassettes/test_failing/test_wrong.json (its test failed; "
+            "record_on_failure=True keeps it)",
+        ]
+    )
+
+
+def test_ini_agui_record_on_failure_keeps_every_failing_tests_recording(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(test_failing=FAILING)
+    project.makeini("[pytest]\nagui_record_on_failure = true\n")
+    result = run(project, "--agui-record", "test_failing.py")
+    result.assert_outcomes(failed=2)
+    assert Path("cassettes", "test_failing", "test_wrong.json").exists()
+    result.stdout.fnmatch_lines(["*2 cassette(s) recorded, 0 replayed, 0 unused"])
