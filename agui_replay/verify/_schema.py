@@ -37,6 +37,9 @@ _LEGACY_NULLS: dict[str, frozenset[str]] = {
     "TOOL_CALL_CHUNK": frozenset({"rawEvent", "parentMessageId"}),
 }
 _RAW_ONLY = frozenset({"rawEvent"})
+# Fields the reference schema requires although the Python model gives them a default:
+# REASONING_MESSAGE_START's role is `z.literal("reasoning")` there, with no default.
+_REQUIRED_THERE: dict[str, frozenset[str]] = {"REASONING_MESSAGE_START": frozenset({"role"})}
 
 
 # A checker returns None when the value fits, else a short phrase saying what it must be.
@@ -266,7 +269,8 @@ def _build() -> dict[str, tuple[_Field, ...]]:
                 check = _outcome(info.annotation)
             if check is None:
                 check, _ = _checker(info.annotation)
-            fields.append((alias, info.is_required(), check))
+            required = info.is_required() or alias in _REQUIRED_THERE.get(kind, ())
+            fields.append((alias, required, check))
         table[kind] = tuple(fields)
     return table
 
@@ -333,7 +337,11 @@ def _explain(event: Mapping[str, Any], kind: str, index: int, fields: tuple[_Fie
         value = get(name, _MISSING)
         if value is _MISSING:
             if required:
-                raise _violation(kind, index, name, "is missing", f"add {name} to this {kind}")
+                must = check(_MISSING)  # a literal says its value: role "reasoning"
+                value_hint = f" ({must})" if must and must.startswith("one of ") else ""
+                raise _violation(
+                    kind, index, name, "is missing", f"add {name}{value_hint} to this {kind}"
+                )
             continue
         if value is None:
             if required and check is _anything:

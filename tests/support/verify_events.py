@@ -53,7 +53,8 @@ def tool(kind: str, cid: str) -> Event:
 
 
 def reasoning(kind: str, mid: str) -> Event:
-    return _event("REASONING", kind, "messageId", mid, {"MESSAGE_CONTENT": {"delta": "hmm"}})
+    extra = {"MESSAGE_START": {"role": "reasoning"}, "MESSAGE_CONTENT": {"delta": "hmm"}}
+    return _event("REASONING", kind, "messageId", mid, extra)
 
 
 def subagent(kind: str, sid: str) -> Event:
