@@ -13,6 +13,7 @@ starts it again.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import subprocess
@@ -23,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from agui_replay.errors import CassetteError
+from agui_replay.recording import CassetteSession
 from tests.plugin.test_offline_namespace import _namespace_problem
 
 # imported once here: pytester drops modules first imported inside
@@ -334,3 +337,85 @@ def test_mcp_servers_record_then_replay_offline_and_re_record_unchanged(
     assert _snapshots(pytester.path) == snapshots
     if problem is not None:
         pytest.skip(f"replayed offline, but not in a network namespace: {problem}")
+
+
+# --- the tape's rules, on hand-written exchanges -------------------------------------------------
+
+URL = "http://mcp.test/mcp"
+
+
+def _exchange(method: str, body: Any, response: dict[str, Any]) -> dict[str, Any]:
+    headers = {"mcp-session-id": "recorded-session"}
+    return {
+        "request": {"method": method, "url": URL, "headers": headers, "body": body},
+        "response": response,
+    }
+
+
+@pytest.mark.anyio
+async def test_a_stream_chunk_waits_for_the_request_it_answered(tmp_path: Path) -> None:
+    import httpx
+
+    stream = {
+        "status": 200,
+        "headers": {"content-type": "text/event-stream"},
+        "chunks": [
+            {"offset": 0, "data": "event: endpoint\n\n"},
+            {"offset": 0.1, "data": "data: answer\n\n", "after": 2},
+        ],
+        "end_after": 2,
+    }
+    accepted = {"status": 202, "headers": {}, "chunks": [{"offset": 0, "data": "Accepted"}]}
+    exchanges = [_exchange("GET", None, stream), _exchange("POST", {"id": 1}, accepted)]
+    seen: list[str] = []
+    session = CassetteSession(tmp_path / "m.json", mode="rewrite", upstream="http://127.0.0.1:9/v1")
+    with session, session.taping() as tape:
+        tape.recorded, tape.used, tape.mode = exchanges, [False, False], "replay"
+        async with httpx.AsyncClient() as client:
+            first = asyncio.Event()
+
+            async def read() -> None:
+                async with client.stream("GET", URL) as response:
+                    async for piece in response.aiter_text():
+                        seen.append(piece)
+                        first.set()
+
+            reader = asyncio.create_task(read())
+            await first.wait()
+            seen.append("POST")
+            assert (await client.post(URL, json={"id": 1})).status_code == 202
+            await reader
+    assert seen == ["event: endpoint\n\n", "POST", "data: answer\n\n"]
+
+
+def test_mcp_session_id_is_never_compared(tmp_path: Path) -> None:
+    import httpx
+
+    answer = {
+        "status": 200,
+        "headers": {"mcp-session-id": "recorded-session"},
+        "chunks": [{"offset": 0, "data": "ok"}],
+    }
+    session = CassetteSession(
+        tmp_path / "m.json", mode="rewrite", upstream="http://127.0.0.1:9/v1", match_on=["headers"]
+    )
+    with session, session.taping() as tape:
+        exchange = _exchange("POST", {"id": 1}, answer)
+        sent = httpx.Client().build_request("POST", URL, json={"id": 1}).headers
+        hop = {"host", "content-length", "connection"}  # never stored
+        exchange["request"]["headers"] |= {k: v for k, v in sent.items() if k not in hop}
+        tape.recorded, tape.used, tape.mode = [exchange], [False], "replay"
+        response = httpx.post(URL, json={"id": 1}, headers={"mcp-session-id": "another"})
+        assert response.headers["mcp-session-id"] == "recorded-session"
+        assert response.text == "ok"
+
+
+def test_a_bad_after_names_the_exchange_and_the_fix(tmp_path: Path) -> None:
+    import httpx
+
+    stream = {"status": 200, "headers": {}, "chunks": [{"offset": 0, "data": "x", "after": "2"}]}
+    session = CassetteSession(tmp_path / "m.json", mode="rewrite", upstream="http://127.0.0.1:9/v1")
+    with session, session.taping() as tape:
+        tape.recorded, tape.used, tape.mode = [_exchange("GET", None, stream)], [False], "replay"
+        with pytest.raises(CassetteError, match=r"http\[0\]: response\.chunks\[0\]\.after is '2'"):
+            httpx.get(URL)
