@@ -384,7 +384,7 @@ class HttpTape:
                 self._waiters.append((loop, future))
             try:
                 await asyncio.wait_for(future, max(0.0, deadline - loop.time()))
-            except TimeoutError:
+            except asyncio.TimeoutError:  # not the builtin one before Python 3.11
                 self._late(host, count)
                 return
 
