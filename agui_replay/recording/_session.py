@@ -892,6 +892,15 @@ class CassetteSession:
         if problems:
             header = f"{self.path}: run #{pending.index} does not replay as recorded"
             footer = f"If the change is intended, re-record with `{self.record_command}`."
+            if not fake.errors and not fake.unserved:
+                # every provider request matched: only the agent's own events changed, which a
+                # refresh stores offline (no key, no network, no cost)
+                refresh = self.record_command.replace("--agui-record", "--agui-refresh")
+                footer = (
+                    "Every provider request matched the recording: only the agent's events "
+                    "changed. If the change is intended, store the new events offline with "
+                    f"`{refresh}` (no API key, no network; the recorded interactions are kept)."
+                )
             raise ReplayMismatchError("\n".join([header, *problems, footer]))
 
     def _refreshed_run(self, pending: _Pending, fake: FakeProvider, same: bool) -> None:

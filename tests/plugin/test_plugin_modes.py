@@ -178,7 +178,9 @@ def test_replay_fails_with_a_readable_diff_when_the_stream_changes(
             '*> #6 {"type": "RUN_FINISHED"*',
             "*replayed:*",
             '*> #6 {"type": "CUSTOM"*',
-            "*re-record with `pytest test_agent.py::test_hello --agui-record`*",
+            "*Every provider request matched the recording: only the agent's events changed.*"
+            "store the new events offline with `pytest test_agent.py::test_hello "
+            "--agui-refresh`*",
         ]
     )
 

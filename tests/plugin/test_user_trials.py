@@ -191,3 +191,35 @@ def test_ini_agui_record_on_failure_keeps_every_failing_tests_recording(
     result.assert_outcomes(failed=2)
     assert Path("cassettes", "test_failing", "test_wrong.json").exists()
     result.stdout.fnmatch_lines(["*2 cassette(s) recorded, 0 replayed, 0 unused"])
+
+
+# --- 5. only the agent's events changed: refresh, not re-record --------------------------------
+
+
+def test_a_replay_whose_requests_all_matched_advises_refresh_not_record(
+    project: pytest.Pytester,
+) -> None:
+    run(project, "--agui-record").assert_outcomes(passed=1)
+    # the agent now says a word more after the model's answer; its model call is unchanged
+    project.makeconftest(
+        CONFTEST.replace(
+            "                    message.delta(chunk.choices[0].delta.content)\n",
+            "                    message.delta(chunk.choices[0].delta.content)\n"
+            '            message.delta("!")\n',
+        )
+    )
+    project.makepyfile(test_weather=TEST_WEATHER.replace('" sunny in Paris"', '" sunny in Paris!"'))
+    result = run(project)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "--agui-record`" not in out
+    result.stdout.fnmatch_lines(
+        [
+            "*Every provider request matched the recording: only the agent's events changed. "
+            "If the change is intended, store the new events offline with "
+            "`pytest test_weather.py::test_paris --agui-refresh` (no API key, no network*"
+        ]
+    )
+    # and the advice works: offline, the cassette takes the new events, and replays
+    run(project, "test_weather.py::test_paris", "--agui-refresh").assert_outcomes(passed=1)
+    run(project).assert_outcomes(passed=1)
