@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from agui_replay.recording import CassetteSession, RecordMode
 
 # This module is loaded in every pytest run of an environment that has agui_replay installed,
-# so it imports the engine (recording, cassette, assertions: ag_ui.core's pydantic models,
-# ~0.5 s) only inside the hooks and fixtures that need it. What registering the options needs
+# so it imports the engine (recording, cassette, assertions: ag_ui.core's pydantic models, slow
+# to import) only inside the hooks and fixtures that need it. What registering the options needs
 # is copied here and kept equal to the engine by tests/package/test_exported_members.py.
 RECORD_MODES = ("none", "once", "rewrite", "new")
 """The values of :class:`agui_replay.recording.RecordMode`, in its order."""
