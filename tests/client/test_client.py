@@ -1,6 +1,6 @@
 """The client Session: each event family applied as the reference client (@ag-ui/client 1.0,
-``defaultApplyEvents``) applies it. Expected values are written out from PROTOCOL-NOTES §3 and
-the reference implementation's rules, not taken from our own output."""
+``defaultApplyEvents``) applies it. Expected values are written out by hand from the reference
+implementation's rules, not taken from our own output."""
 
 from __future__ import annotations
 

@@ -236,7 +236,8 @@ def test_the_indexed_list_folds_like_the_plain_reference_algorithm(
 
 
 def test_many_results_under_one_parent_keep_their_order() -> None:
-    # Issue 14's quadratic shape, small: the results line up behind the parent in order.
+    # Many results under one parent (a shape that must not cost quadratic time), kept small
+    # here: the results line up behind the parent in order.
     stream: list[dict[str, Any]] = [{"type": "TEXT_MESSAGE_START", "messageId": "p"}]
     for i in range(50):
         stream.append(

@@ -313,8 +313,8 @@ def test_json_equal_agrees_with_canonical_json(a: Any, b: Any) -> None:
 
 
 def test_a_diff_lists_both_sides_in_one_key_order_and_counts_an_insertion_once() -> None:
-    # issue 12: the same event printed with its keys in two orders, "3 event(s) differ" for
-    # one inserted event
+    # An unchanged event prints the same on both sides whatever its key order, and one
+    # inserted event counts as one difference, not as every event after it.
     left = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"}, {"type": "A"}, {"type": "B"}]
     right = [
         {"type": "RUN_STARTED", "runId": "r", "threadId": "t"},

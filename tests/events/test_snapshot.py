@@ -80,7 +80,7 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
 
 
 def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    # hypothesis' pytest plugin costs ~0.8 s per in-process run and these runs do not use it
+    # these runs do not use hypothesis, and its pytest plugin slows every in-process run down
     return pytester.runpytest("-p", "no:hypothesispytest", *args)
 
 

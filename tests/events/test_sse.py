@@ -1,4 +1,5 @@
-"""SSE encoding and the incremental decoder (PROTOCOL-NOTES §1)."""
+"""SSE encoding, and the incremental decoder: the same events whatever the chunk boundaries,
+bad frames reported with their offset, oversized frames capped."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 13's hostile-input repros, one test each: every entry point raises an AguiReplayError
+"""Hostile inputs, one test each: every entry point raises an AguiReplayError
 (with the place and what to fix), never a RecursionError, ValueError, TypeError...
 
 The limits are agui_replay/_limits.py's (docs/reference/errors.md lists them);

@@ -45,7 +45,7 @@ def test_loading_imports_no_heavy_library(module: str, tmp_path: Path) -> None:
 
 
 def test_plugin_load_imports_no_engine(tmp_path: Path) -> None:
-    # ag_ui.core is pydantic's event models (~0.5 s), imported with the engine (recording,
+    # ag_ui.core is pydantic's event models, slow to import, imported with the engine (recording,
     # cassette, assertions) when a test uses it: never by the plugin's load.
     code = (
         "import sys, agui_replay.pytest_plugin; print(sorted(m for m in sys.modules"

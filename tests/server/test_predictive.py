@@ -1,4 +1,4 @@
-"""Predictive state (seed 003): tool arguments streamed into the client's state, and confirmation.
+"""Predictive state: tool arguments streamed into the client's state, and confirmation.
 
 The parser is checked against ``json.loads`` and against the one property the client relies on
 (every value shown is a prefix of the final one); the emitter through ``RunContext.new`` and the
@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-# Seed 003's recipe, the one the example agent streams: one copy of the seed's data.
+# The recipe the example agent streams, imported so that the data lives in one place.
 from examples.recipe.recipe import CARBONARA as RECIPE  # noqa: E402
 
 ARGS = json.dumps({"recipe": RECIPE}, ensure_ascii=False)

@@ -330,7 +330,7 @@ def test_test_op_compares_numbers_by_value_but_never_a_boolean_with_a_number() -
 
 
 def test_a_passing_numeric_test_lets_the_rest_of_the_patch_apply() -> None:
-    # issue 14 #6: what @ag-ui/client (fast-json-patch) does with this delta
+    # What @ag-ui/client (fast-json-patch) does with this delta: 1.0 tests equal to 1
     ops = [{"op": "test", "path": "/a", "value": 1.0}, {"op": "replace", "path": "/a", "value": 2}]
     assert apply_patch({"a": 1}, ops) == {"a": 2}
     with pytest.raises(PatchError, match="not a JSON number"):

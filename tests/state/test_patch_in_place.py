@@ -192,7 +192,7 @@ def test_owned_ids_keep_handed_out_values_unchanged() -> None:
 
 
 def test_session_test_op_compares_numbers_by_value() -> None:
-    # issue 14 #6: the reference client ends with {"a": 2}
+    # A numeric test compares by value (1 equals 1.0): the reference client ends with {"a": 2}
     session = Session(verify=False)
     session.apply({"type": "STATE_SNAPSHOT", "snapshot": {"a": 1}})
     session.apply(

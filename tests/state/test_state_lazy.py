@@ -1,6 +1,7 @@
 """The StateManager after a snapshot, when it keeps the state only as JSON bytes: a different
 change diffed from the part of the bytes that changed (patch._window). Both must give what
-the seeds' rule gives with the full type-strict diff, whatever the shortcut."""
+the size rule gives with the full type-strict diff, whatever the shortcut (see
+``tests.support.state_rule``)."""
 
 from __future__ import annotations
 
@@ -319,10 +320,9 @@ def test_one_field_after_a_snapshot_is_diffed_from_its_object_alone() -> None:
 
 
 def test_every_small_change_after_a_snapshot_leaves_the_baseline_bytes() -> None:
-    # From 32 KB on no delta decodes the whole baseline while each change sits in one object
-    # (a second one used to, at up to 7x a dumps); a change spread over most of the document
-    # does, and the deltas after it are diffed from the decoded baseline. Outcomes are the
-    # rule's.
+    # From 32 KB on, no delta decodes the whole baseline while each change sits in one object;
+    # a change spread over most of the document does, and the deltas after it are diffed from
+    # the decoded baseline. Outcomes are the size rule's.
     doc = board(200, extra=BIG)
     states = StateManager()
     states.publish(doc)

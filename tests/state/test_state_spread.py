@@ -1,7 +1,8 @@
 """The StateManager after a snapshot, for a change spread over a long list of objects: the
 objects whose bytes changed are found by splitting both encodings of the list between its
 objects (patch._spread), and only those are decoded and diffed. Every outcome must be the
-seeds' rule's, from the full type-strict diff, whether the bytes could tell or not."""
+size rule's (``tests.support.state_rule``), from the full type-strict diff, whether the bytes
+could tell or not."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The seeds' rule for a StateManager publish, as the state tests check it: the outcome the
-full type-strict diff gives, and a client rebuilt from what was sent that holds the state."""
+"""The size rule for a StateManager publish, as the state tests check it: nothing when the full
+type-strict diff is empty, a delta when its patch is shorter (compact JSON) than the new state,
+a snapshot otherwise; and a client rebuilt from what was sent that holds the state."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def strict(value: Any) -> bytes:
 
 
 def expected(previous: Any, new: Any) -> type:
-    """What the seeds' rule gives, from the full type-strict diff."""
+    """What the size rule gives, from the full type-strict diff."""
     ops = diff(previous, new)
     if not ops:
         return Unchanged

@@ -422,7 +422,7 @@ def test_a_broken_round_trip_fails_with_a_readable_message() -> None:
     assert "STATE_SNAPSHOT" in message
 
 
-# -- (5) StateManager outcomes on large lists: the seeds' rule, whatever shortcut it takes -------
+# -- (5) StateManager outcomes on large lists: the size rule, whatever shortcut it takes ----------
 
 TRAPS = st.sampled_from([0, 1, 1.0, True, False, 0.0, -0.0, None, "1", 2.5])
 
@@ -448,9 +448,10 @@ def _large_list_edits(draw: st.DrawFn, doc: dict[str, Any]) -> dict[str, Any]:
 
 @settings(FEW, max_examples=20)
 @given(data=st.data(), size=st.integers(250, 450))
-def test_publish_follows_the_seeds_rule_on_large_lists(data: st.DataObject, size: int) -> None:
-    # The walk may stop early (a snapshot) and probe long lists: neither may change the outcome
-    # the rule gives with the full type-strict diff.
+def test_publish_follows_the_size_rule_on_large_lists(data: st.DataObject, size: int) -> None:
+    # The size rule: nothing when the full type-strict diff is empty, a delta when its patch is
+    # shorter than the new state, a snapshot otherwise. The walk may stop early (a snapshot) and
+    # probe long lists: neither may change that outcome.
     from agui_replay.patch import apply_patch, compact_json, diff, json_equal
     from agui_replay.state import Delta, Snapshot, Unchanged
 

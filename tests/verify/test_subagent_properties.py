@@ -94,7 +94,7 @@ def test_corruptions_get_the_reference_verdict(kind: str, data: st.DataObject) -
         assert_valid_stream(stream, "client")
 
 
-# The issue's minimal streams, pinned.
+# Minimal streams for each subagent rule, pinned.
 
 RS = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 RF = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
@@ -276,8 +276,8 @@ def test_each_corruption_kind_on_a_fixed_stream(kind: str) -> None:
 @given(st.data())
 @settings(max_examples=30, deadline=None)
 def test_strict_mode_knows_the_tool_calls_a_runs_input_names(data: st.DataObject) -> None:
-    # Issue 10, item 5: a result answering a call made in an earlier run, named in this run's
-    # input (an assistant message's toolCalls[].id, or a tool message's toolCallId).
+    # A result answering a call made in an earlier run passes strict mode when this run's input
+    # names the call (an assistant message's toolCalls[].id, or a tool message's toolCallId).
     call = data.draw(st.sampled_from(["run-1-call-1", "c-9"]))
     named_by = data.draw(st.sampled_from(["toolCalls", "toolCallId"]))
     if named_by == "toolCalls":

@@ -1,4 +1,5 @@
-"""The ordering verifier (PROTOCOL-NOTES §2): its rules, on whole streams and event by event."""
+"""The ordering verifier: run lifecycle, open and closed ids, tool results after their call;
+its rules on whole streams and event by event."""
 
 from __future__ import annotations
 
@@ -316,7 +317,7 @@ def test_content_and_end_need_an_open_id(event: Event, start: Event, end: Event,
     verify_stream([run_started(), start, event, *([] if event == end else [end]), run_finished()])
 
 
-def test_the_message_in_the_issue() -> None:
+def test_args_for_a_call_never_opened_names_the_rule_the_event_and_the_id() -> None:
     events = [
         run_started(),
         tool("START", "r-call-1"),

@@ -1,5 +1,5 @@
-"""Chunk expansion (PROTOCOL-NOTES §2): ``*_CHUNK`` events expanded as the reference client
-does, alone and inside the verifier."""
+"""Chunk expansion: ``*_CHUNK`` events expanded into the start, content and end events
+they stand for, as the reference client does, alone and inside the verifier."""
 
 from __future__ import annotations
 

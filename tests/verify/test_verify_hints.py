@@ -195,7 +195,7 @@ def test_the_hint_cases_cover_every_rule_the_verifier_raises() -> None:
 
 
 def test_exact_hints_for_the_common_mistakes() -> None:
-    # The example: arguments for a call that was never opened.
+    # Arguments for a call that was never opened.
     error = violation([run_started(), tool("ARGS", "r-call-2")], "client")
     assert (
         str(error)
