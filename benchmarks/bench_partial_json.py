@@ -100,7 +100,7 @@ def contradictions(fn: Callable[[str], Any], text: str, final: Any) -> int:
 def main() -> None:
     big = {**CARBONARA, "instructions": [f"Step {i}: stir {i * 7} times" for i in range(300)]}
     documents = {
-        "seed recipe": {"recipe": CARBONARA, "serves": 4},
+        "example recipe": {"recipe": CARBONARA, "serves": 4},
         "300 steps": {"recipe": big, "serves": 4},
     }
     for name, document in documents.items():

@@ -225,7 +225,7 @@ def main() -> None:
             file_rate = _rate(len(grown), lambda: _file_session(path), rounds)
             print(f"| {size:,} | {len(grown):,} | {rate:,.0f} | {file_rate:,.0f} |")
 
-    print("\n| issue 14's quadratic shapes | n | Session events/s |\n|---|---|---|")
+    print("\n| shapes once quadratic | n | Session events/s |\n|---|---|---|")
     for n_results in (1_000, 10_000, 50_000):
         under_one, one_id = _quadratic_shapes(n_results)
         for name, stream in (
