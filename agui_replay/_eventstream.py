@@ -1,4 +1,4 @@
-"""The AWS event stream framing (``application/vnd.amazon.eventstream``), and its scrubbing.
+"""The AWS event stream framing (``application/vnd.amazon.eventstream``): encode and decode.
 
 Bedrock's ConverseStream (and other AWS streaming APIs) send a body of binary messages. Each one
 is::
@@ -14,11 +14,8 @@ The headers that matter here are strings (value type 7, a 2-byte length then UTF
 ``:message-type`` (``event`` or ``exception``), ``:event-type`` / ``:exception-type`` and
 ``:content-type``. Decoding reads every header type the format defines.
 
-:func:`scrub_eventstream` scrubs such a body stored as chunks (one per network read): each
-message's JSON payload is scrubbed string by string, the text a model streamed over several
-``contentBlockDelta`` messages is scrubbed as one text (a key the model echoed is cut across
-messages), and a message whose payload changed is re-encoded with both CRCs computed anew. A
-message that did not change keeps its bytes; the chunks keep their count.
+The fake provider encodes Bedrock's answers with it, and ``agui_replay.scrub`` decodes a stored
+stream to scrub each message's payload (``scrub_eventstream``) and re-encodes what changed.
 
 >>> frame = encode_event("messageStop", b'{"stopReason":"end_turn"}')
 >>> message, end = decode_frame(frame)

@@ -1,5 +1,5 @@
-"""Fake model providers that stream chunk by chunk in the real OpenAI, Anthropic and Gemini
-formats.
+"""Fake model providers that stream chunk by chunk in the real OpenAI, Anthropic, Gemini and
+AWS Bedrock formats, and the recorder of real ones.
 
 >>> from agui_replay.providers import FakeProvider
 >>> fake = FakeProvider()
