@@ -465,8 +465,36 @@ def _record_on_failure(item: pytest.Item) -> bool:
 
 
 def _record_command(item: pytest.Item) -> str:
+    """``pytest <node id> --agui-record``, to paste where pytest was invoked: the node id's
+    file relative to the invocation folder (not the rootdir), quoted for the shell when it
+    needs it (``[0]`` of a parametrized test globs in zsh)."""
+    import shlex
+
     node = item.nodeid
-    return f"pytest {node} --agui-record" if " " not in node else f"pytest '{node}' --agui-record"
+    file_part, sep, rest = node.partition("::")
+    try:
+        relative = os.path.relpath(item.path, item.config.invocation_params.dir)
+    except ValueError:  # another drive (Windows): the rootdir-relative id is all there is
+        relative = file_part
+    if Path(relative).name == Path(file_part).name:
+        node = Path(relative).as_posix() + sep + rest
+    return f"pytest {shlex.quote(node)} --agui-record"
+
+
+def _marker_mode_note(item: pytest.Item, message: str) -> str:
+    """``message`` with its ``--agui-record`` advice corrected when the test's marker fixes a
+    record mode other than ``rewrite``: the marker wins over the command line, so the advised
+    command alone would not record the test."""
+    mode = _marker_kwargs(item).get("record_mode")
+    command = _record_command(item)
+    if mode is None or str(mode) == "rewrite" or f"`{command}`" not in message:
+        return message
+    return message.replace(
+        f"`{command}`",
+        f"`{command}` after taking record_mode={str(mode)!r} out of the test's "
+        "@pytest.mark.agui (the marker wins over the command line: as the test stands, "
+        "--agui-record does not record it)",
+    )
 
 
 @pytest.fixture
@@ -825,7 +853,8 @@ class _Hooks:
             passed = True
         except failures as exc:
             # Our failures explain themselves; a traceback through the plugin would bury that.
-            raise pytest.fail.Exception(f"{type(exc).__name__}: {exc}", pytrace=False) from None
+            text = _marker_mode_note(item, f"{type(exc).__name__}: {exc}")
+            raise pytest.fail.Exception(text, pytrace=False) from None
         except Exception:
             # The test caught agui.run's UpstreamError and failed on something else: the
             # upstream's failure is the cause, so it comes first.
@@ -847,6 +876,12 @@ class _Hooks:
         # dialed out and swallowed the refusal fails the setup.
         try:
             result = yield
+        except CassetteError as exc:
+            # A fixture built on `agui` (the agent's client reads agui.provider.base_url) met a
+            # missing or broken cassette: the message says what to do, the plugin's frames not.
+            self._mark_reported(item)
+            text = _marker_mode_note(item, f"{type(exc).__name__}: {exc}")
+            raise pytest.fail.Exception(text, pytrace=False) from None
         except BaseException:
             self._mark_reported(item)
             raise

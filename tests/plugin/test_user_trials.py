@@ -223,3 +223,72 @@ def test_a_replay_whose_requests_all_matched_advises_refresh_not_record(
     # and the advice works: offline, the cassette takes the new events, and replays
     run(project, "test_weather.py::test_paris", "--agui-refresh").assert_outcomes(passed=1)
     run(project).assert_outcomes(passed=1)
+
+
+# --- 6. suggested commands are copy-pasteable ---------------------------------------------------
+
+
+def test_the_suggested_command_is_relative_to_where_pytest_was_run(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AGUI_TEST_UPSTREAM", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-0123456789")
+    pytester.makeini("[pytest]\ntestpaths = tests\n")
+    tests = pytester.mkdir("tests")
+    (tests / "conftest.py").write_text(CONFTEST)
+    (tests / "test_weather.py").write_text(TEST_WEATHER)
+    monkeypatch.chdir(tests)
+    result = run(pytester, "test_weather.py")
+    result.assert_outcomes(errors=1)  # the agent fixture's client asks for the cassette
+    result.stdout.fnmatch_lines(
+        ["*Record it with `pytest test_weather.py::test_paris --agui-record`*"]
+    )
+    assert "tests/test_weather.py::test_paris --agui-record" not in result.stdout.str()
+    # and it works from there
+    run(pytester, "test_weather.py::test_paris", "--agui-record").assert_outcomes(passed=1)
+    assert (pytester.path / "cassettes" / "test_weather" / "test_paris.json").exists()
+
+
+def test_a_parametrized_tests_command_is_quoted_for_the_shell(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_cities=textwrap.dedent(
+            """
+            import pytest
+
+            @pytest.mark.parametrize("city", ["Paris"])
+            def test_city(agui, agent, city):
+                agui.run(agent, f"sunny in {city}")
+            """
+        )
+    )
+    result = run(project, "test_cities.py")
+    result.assert_outcomes(errors=1)
+    # (fnmatch would read [Paris] as a character class)
+    assert "Record it with `pytest 'test_cities.py::test_city[Paris]' --agui-record`" in (
+        result.stdout.str()
+    )
+
+
+def test_a_marker_that_fixes_record_mode_none_says_so_instead_of_advising_record(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(
+        test_pinned=textwrap.dedent(
+            """
+            import pytest
+
+            @pytest.mark.agui(record_mode="none")
+            def test_pinned(agui, agent):
+                agui.run(agent, "sunny in Paris")
+            """
+        )
+    )
+    result = run(project, "test_pinned.py", "--agui-record")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*Record it with `pytest test_pinned.py::test_pinned --agui-record` after taking "
+            "record_mode='none' out of the test's @pytest.mark.agui (the marker wins over the "
+            "command line: as the test stands, --agui-record does not record it)*"
+        ]
+    )
