@@ -9,6 +9,11 @@ syrupy's ``exclude`` / ``include`` / ``matcher`` apply, with paths that start at
 index (``path_type({"3.delta": (str,)})``). ``pytest --snapshot-update`` writes and prunes these
 files like any syrupy snapshot.
 
+A list of runs (``assert [first, second] == snapshot``) is stored in one file, each run opened by
+a ``# run #N`` line and all of them normalized with one id map, as a cassette's runs are. Events
+that the test's ``agui.run`` returned (the seam ``session=`` below) are stored as the session
+normalized them, the ids the cassette stores.
+
 A failing comparison starts with a line naming the first differing event and field, followed by
 syrupy's usual line diff.
 
@@ -32,8 +37,10 @@ itself, but syrupy does, so keep it out of ``agui_replay/__init__``).
 
 from __future__ import annotations
 
+import copy
 import json
-from collections.abc import Iterable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
@@ -41,7 +48,13 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from agui_replay.assertions import explain_stream_diff
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.events import to_wire
-from agui_replay.normalize import NormalizedStream, Rule, TimestampMode, as_rules, normalize_events
+from agui_replay.normalize import (
+    NormalizedStream,
+    Normalizer,
+    Rule,
+    TimestampMode,
+    as_rules,
+)
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
@@ -140,6 +153,12 @@ def volatile(*fields: str, placeholder: str = VOLATILE) -> PropertyMatcher:
     return matcher
 
 
+RUN_MARKER = "# run #{index}"
+"""The line that opens each run's events in the snapshot of several runs."""
+
+_RUN_LINE = re.compile(r"# run #(\d+)")
+
+
 def _as_events(data: Any) -> list[dict[str, Any]]:
     if isinstance(data, NormalizedStream):
         return list(data.events)
@@ -152,6 +171,33 @@ def _as_events(data: Any) -> list[dict[str, Any]]:
             "pass the events list (e.g. agui.run(...)) or use the default `snapshot` fixture"
         )
     return [to_wire(e) for e in data]
+
+
+def _as_runs(data: Any) -> list[Any] | None:
+    """The runs of ``[first, second]`` (each a list of events), or ``None``: one stream."""
+    if not isinstance(data, (list, tuple)) or not data:
+        return None
+    if all(isinstance(run, (list, tuple, NormalizedStream)) for run in data):
+        return list(data)
+    return None
+
+
+def _known_events(data: Any, runs: Iterable[Any]) -> list[dict[str, Any]] | None:
+    """The normalized events the session stored for ``data``, when every event of ``data`` is
+    one ``agui.run`` returned (the list itself, a slice, or several runs' events joined)."""
+    if not isinstance(data, (list, tuple)) or not data:
+        return None
+    known: dict[int, dict[str, Any]] = {}
+    for run in runs:
+        raw, normalized = getattr(run, "events", None), getattr(run, "normalized", None)
+        if isinstance(raw, list) and isinstance(normalized, list) and len(raw) == len(normalized):
+            known.update(zip(map(id, raw), normalized, strict=True))
+    if not known:
+        return None
+    found = [known.get(id(event)) for event in data]
+    if any(event is None for event in found):
+        return None
+    return [copy.deepcopy(event) for event in found if event is not None]
 
 
 def _walk(
@@ -213,6 +259,9 @@ class AGUISnapshotExtension(SingleFileSnapshotExtension):
     timestamps: ClassVar[TimestampMode] = "remove"
     rules: ClassVar[tuple[Rule, ...]] = ()
     """User normalizers run after the built-in ones (see :mod:`agui_replay.normalize`)."""
+    session_runs: ClassVar[Callable[[], Any] | None] = None
+    """Returns the test's recording session (or ``None``): events its ``agui.run`` returned are
+    stored with the ids the cassette gives them (``RunRecord.normalized``)."""
 
     _plain_diff: bool = False
 
@@ -224,14 +273,45 @@ class AGUISnapshotExtension(SingleFileSnapshotExtension):
         include: PropertyFilter | None = None,
         matcher: PropertyMatcher | None = None,
     ) -> SerializedData:
-        events = _as_events(data)
-        if self.normalize:
-            events = normalize_events(
-                events, run_id=self.run_id, timestamps=self.timestamps, rules=self.rules
+        runs = _as_runs(data)
+        if runs is None:
+            return serialize_events(
+                self._prepare(data, self._normalizer()),
+                exclude=exclude,
+                include=include,
+                matcher=matcher,
             )
+        # One normalizer for all the runs, as a cassette has: an id run 2 takes from run 1
+        # keeps run 1's name.
+        normalizer = self._normalizer()
+        parts = []
+        for index, run in enumerate(runs):
+            events = self._prepare(run, normalizer)
+            body = serialize_events(events, exclude=exclude, include=include, matcher=matcher)
+            parts.append(RUN_MARKER.format(index=index) + "\n" + body)
+        return "".join(parts)
+
+    def _normalizer(self) -> Normalizer | None:
+        if not self.normalize:
+            return None
+        return Normalizer(timestamps=self.timestamps, rules=self.rules)
+
+    def _prepare(self, data: Any, normalizer: Normalizer | None) -> list[dict[str, Any]]:
+        """One stream's events as stored: normalized (as the session named them, for events
+        ``agui.run`` returned), then folded if asked."""
+        events: list[dict[str, Any]] | None = None
+        source = type(self).session_runs
+        if normalizer is not None and self.run_id is None and self.timestamps == "remove":
+            session = source() if source is not None else None
+            if session is not None and getattr(session, "normalize", False):
+                events = _known_events(data, getattr(session, "runs", ()))
+        if events is None:
+            events = _as_events(data)
+            if normalizer is not None:
+                events = normalizer.events(events, run_id=self.run_id)
         if self.fold:
             events = fold_deltas(events)
-        return serialize_events(events, exclude=exclude, include=include, matcher=matcher)
+        return events
 
     def diff_snapshots(
         self, serialized_data: SerializedData, snapshot_data: SerializedData
@@ -257,22 +337,45 @@ class AGUIFoldedSnapshotExtension(AGUISnapshotExtension):
     fold = True
 
 
+def _split_runs(text: str) -> list[tuple[str, list[dict[str, Any]]]]:
+    """``(label, events)`` per run of a snapshot text (one unlabelled run without markers)."""
+    runs: list[tuple[str, list[dict[str, Any]]]] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        marker = _RUN_LINE.fullmatch(line.strip())
+        if marker is not None:
+            runs.append((f"run #{marker.group(1)}: ", []))
+            continue
+        if not runs:
+            runs.append(("", []))
+        runs[-1][1].append(json.loads(line))
+    return runs
+
+
 def _event_header(snapshot_text: str, received_text: str) -> Iterator[str]:
     try:
-        stored = [json.loads(line) for line in snapshot_text.splitlines() if line.strip()]
-        received = [json.loads(line) for line in received_text.splitlines() if line.strip()]
+        stored = _split_runs(snapshot_text)
+        received = _split_runs(received_text)
     except ValueError:
         return  # a hand-edited or foreign file: the plain line diff still says it all
     if not stored:
         return
-    explanation = explain_stream_diff(
-        stored, received, left_name="snapshot", right_name="received", context=0
-    )
-    # The summary and the changed fields; syrupy's own diff below shows the lines themselves.
-    for line in explanation:
-        yield line
-        if " event(s) differ; " in line:
-            return
+    if len(stored) != len(received):
+        yield f"the snapshot holds {len(stored)} run(s), the received value {len(received)}"
+        return
+    for (label, old), (_, new) in zip(stored, received, strict=True):
+        if old == new:
+            continue
+        explanation = explain_stream_diff(
+            old, new, left_name="snapshot", right_name="received", context=0
+        )
+        # The summary and the changed fields; syrupy's own diff below shows the lines themselves.
+        for at, line in enumerate(explanation):
+            yield label + line if at == 0 else line
+            if " event(s) differ; " in line:
+                return
+        return
 
 
 _VARIANTS: dict[tuple[bool, bool, str | None, str], type[AGUISnapshotExtension]] = {}
@@ -320,10 +423,17 @@ def use_agui_extension(
     run_id: str | None = None,
     timestamps: TimestampMode = "remove",
     rules: Iterable[Rule] = (),
+    session: Callable[[], Any] | None = None,
 ) -> SnapshotAssertion:
-    """``snapshot`` (syrupy's fixture value) storing event streams; the ``agui_snapshot`` body."""
-    return snapshot.use_extension(
-        agui_extension(
-            fold=fold, normalize=normalize, run_id=run_id, timestamps=timestamps, rules=rules
-        )
+    """``snapshot`` (syrupy's fixture value) storing event streams; the ``agui_snapshot`` body.
+
+    ``session`` returns the test's :class:`~agui_replay.recording.CassetteSession` (or
+    ``None``): the events its ``agui.run`` returned are then stored with the ids the cassette
+    gives them, instead of being numbered afresh.
+    """
+    extension = agui_extension(
+        fold=fold, normalize=normalize, run_id=run_id, timestamps=timestamps, rules=rules
     )
+    if session is not None:
+        extension = type(extension.__name__, (extension,), {"session_runs": staticmethod(session)})
+    return snapshot.use_extension(extension)

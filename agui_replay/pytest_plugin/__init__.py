@@ -19,7 +19,7 @@ import stat
 import sys
 import time
 import uuid
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -707,6 +707,17 @@ def _snapshot_rules(request: pytest.FixtureRequest, agui_normalizers: list[Any])
     return [*agui_normalizers, *rules]
 
 
+def _test_session(request: pytest.FixtureRequest) -> Callable[[], Any]:
+    """The test's ``agui`` session when it uses one (looked up when a snapshot is taken), so
+    a snapshot of ``agui.run``'s events shows the ids the cassette gives them."""
+    item = request.node
+
+    def session() -> Any:
+        return getattr(item, "funcargs", {}).get("agui")
+
+    return session
+
+
 @pytest.fixture
 def agui_snapshot(
     snapshot: Any, request: pytest.FixtureRequest, agui_normalizers: list[Any]
@@ -715,7 +726,9 @@ def agui_snapshot(
     ``agui_normalizers`` fixture's rules and the marker's ``normalize=[...]``)."""
     from agui_replay.snapshot import use_agui_extension
 
-    return use_agui_extension(snapshot, rules=_snapshot_rules(request, agui_normalizers))
+    return use_agui_extension(
+        snapshot, rules=_snapshot_rules(request, agui_normalizers), session=_test_session(request)
+    )
 
 
 @pytest.fixture
@@ -725,7 +738,12 @@ def agui_folded_snapshot(
     """Like ``agui_snapshot``, with each message's deltas folded into one event."""
     from agui_replay.snapshot import use_agui_extension
 
-    return use_agui_extension(snapshot, fold=True, rules=_snapshot_rules(request, agui_normalizers))
+    return use_agui_extension(
+        snapshot,
+        fold=True,
+        rules=_snapshot_rules(request, agui_normalizers),
+        session=_test_session(request),
+    )
 
 
 def _host_list(value: Any) -> list[str]:
