@@ -1,4 +1,4 @@
-"""Issue 12 item 5 for the CLI: `show` prints interrupt and resume ids that agree, `state --run N`
+"""The CLI across runs: `show` prints interrupt and resume ids that agree, `state --run N`
 honours the run, `serve` treats a client disconnect as normal (one line at most)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 10's workflow for a Microsoft Agent Framework test suite, written as a user would.
+"""Record, replay offline, re-record: a Microsoft Agent Framework test suite, as a user writes it.
 
 A fresh folder holds a recipe agent on agent-framework-ag-ui (``AgentFrameworkAgent`` with
 ``state_schema``, ``predict_state_config`` and ``require_confirmation``, served by its FastAPI
@@ -56,7 +56,7 @@ REPLY = "Here's your recipe! Pancakes, ready in fifteen minutes."
 
 RECIPE_AGENT = textwrap.dedent(
     '''
-    """The recipe agent of seed 003 on Agent Framework."""
+    """A recipe agent on Agent Framework whose recipe streams into the client's state."""
 
     from agent_framework import Agent, tool
     from agent_framework.openai import OpenAIChatCompletionClient

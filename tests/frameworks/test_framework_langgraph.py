@@ -6,7 +6,7 @@ its default configuration (RAW events included): ``ChatOpenAI(streaming=True)`` 
 FastAPI app from ``add_langgraph_fastapi_endpoint``. Its tests use the ``agui`` fixture, strict
 verification and syrupy snapshots, and patch nothing of LangChain or LangGraph.
 
-The workflow of issue 10's "Done when", step by step, for each of the user's tests:
+The workflow, step by step, for each of the user's tests:
 
 1. record with ``--agui-record`` against a local OpenAI-compatible server that draws random
    ``chatcmpl-``/``call_`` ids, ``created`` stamps and ``system_fingerprint`` values on every

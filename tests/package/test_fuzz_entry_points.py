@@ -1,12 +1,12 @@
 """Fuzzing every entry point: whatever goes in, only an AguiReplayError (or a clean result)
-comes out. Issue 13.
+comes out.
 
 Inputs: random bytes and text, random JSON (deep, huge integers, NaN tokens, lone surrogates),
 values of the wrong Python type, and mutations of valid data (a real cassette from
 ``cassettes/``, generated event streams, valid patches) with hostile pieces spliced in.
 
-``AGUI_FUZZ_EXAMPLES`` sets the examples per test (default 300, about 40 s for the file on two
-cores); the issue's bar is 10,000 each::
+``AGUI_FUZZ_EXAMPLES`` sets the examples per test (default 300, quick enough for every run);
+a thorough run takes 10,000 each::
 
     AGUI_FUZZ_EXAMPLES=10000 .venv/bin/pytest tests/package/test_fuzz_entry_points.py -q
 """

@@ -1,4 +1,4 @@
-"""The network guard, one test per route out of the machine (issue 13).
+"""The network guard, one test per route out of the machine.
 
 Every refused call here is made for real while the guard is active; the guard raises before
 the system call. Behind it, ``guard_backstop`` stops (and records) anything the guard let

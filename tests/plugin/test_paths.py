@@ -1,8 +1,9 @@
 """Cassette paths through real pytest runs (pytester): contained, validated, short enough, tidy.
 
-Issue 13: ``cassette="../../x"`` and absolute paths wrote outside the cassette folder; a bad
-marker value was an INTERNALERROR that aborted the session; over-long names failed with a raw
-``OSError [Errno 36]``; a killed recording's temporary files stayed for ever.
+Each guards against a failure these paths once had: ``cassette="../../x"`` and absolute paths
+wrote outside the cassette folder; a bad marker value was an INTERNALERROR that aborted the
+session; over-long names failed with a raw ``OSError [Errno 36]``; a killed recording's
+temporary files stayed for ever.
 """
 
 from __future__ import annotations

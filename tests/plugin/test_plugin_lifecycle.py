@@ -1,4 +1,4 @@
-"""The cassette lifecycle through real pytest runs (pytester), issue 12: a failed recording
+"""The cassette lifecycle through real pytest runs (pytester): a failed recording
 writes nothing, two tests never write one cassette, an unchanged re-record is byte-identical.
 
 The conftest's ``agui_upstream`` is chosen by ``$AGUI_TEST_UPSTREAM``: ``echo`` (default, a
@@ -312,7 +312,7 @@ def test_a_packaged_modules_former_cassette_replays_until_re_recorded(
     new = Path("cassettes", "pkg_a", "test_same", "test_one.json")
     former = Path("cassettes", "test_same", "test_one.json")
     former.parent.mkdir(parents=True)
-    new.rename(former)  # where versions before issue 12 wrote it
+    new.rename(former)  # where earlier versions wrote it, without the package folder
     result = run(project, "pkg_a", "-v")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*replayed: cassettes/test_same/test_one.json"])

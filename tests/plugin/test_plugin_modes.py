@@ -105,7 +105,7 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    # hypothesis' plugin costs ~0.8 s per in-process run and these runs do not use it
+    # these runs do not use hypothesis, and its plugin slows every in-process run down
     return pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:cacheprovider", *args)
 
 

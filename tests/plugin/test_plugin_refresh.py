@@ -1,4 +1,4 @@
-"""``pytest --agui-refresh`` through real pytest runs (pytester), issue 12 item 3.
+"""``pytest --agui-refresh`` through real pytest runs (pytester).
 
 The story a user lives: record once; change how the agent turns the model's answer into
 events; the plain replay fails; ``--agui-refresh`` (offline: the upstream fixture refuses to be

@@ -1,4 +1,4 @@
-"""The HTTP endpoint against hostile and careless clients (issue 13), over real HTTP: uvicorn on
+"""The HTTP endpoint against hostile and careless clients, over real HTTP: uvicorn on
 127.0.0.1 (``agui_replay.server.testing.serve``), one test per case, every wait bounded.
 
 A malformed body of any shape is a 400 with ``{code, message}``; a client that leaves, while it
