@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from agui_replay._text import clip
 from agui_replay.assertions import explain_stream_diff, json_diff
 from agui_replay.cassette import (
     UNNAMED_RECORD_COMMAND,
@@ -1066,4 +1067,4 @@ def _short(value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):  # json_diff's <missing> marker (a field only one side has)
         text = repr(value)
-    return text if len(text) <= 80 else text[:79] + "…"
+    return clip(text, 80)

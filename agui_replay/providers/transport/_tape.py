@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
+from agui_replay._text import clip
 from agui_replay.errors import CassetteError, InvalidArgumentError, ReplayMismatchError
 from agui_replay.providers._interaction import (
     Chunk,
@@ -115,8 +116,7 @@ def _query(url: str) -> list[tuple[str, str]]:
 
 
 def _short(value: Any, limit: int = 120) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(repr(value), limit)
 
 
 def _first_difference(
