@@ -116,7 +116,14 @@ class _State:
     # _unused (safe_file_name needs the cassette module, which a run without cassettes skips).
     stems: set[str] = field(default_factory=set)
     whole_suite: bool = False
+    uncollected: set[str] = field(default_factory=set)
+    """Cassette folders (``a/b`` parts) of test modules on disk that were not collected
+    (``--ignore``, ``collect_ignore``, skipped at import): their cassettes are never unused."""
+    missing: set[str] = field(default_factory=set)
+    """Cassettes a replaying test found missing (with an unused one beside it: a rename)."""
+    prune: bool = False
     unused: list[str] = field(default_factory=list)
+    pruned: list[str] = field(default_factory=list)
     stale_removed: list[str] = field(default_factory=list)
     run_id: str = ""
     """This session's id in the claim files (under xdist, the run's id shared by the workers)."""
@@ -137,6 +144,8 @@ class _State:
             "claimed": sorted(self.claimed),
             "stems": sorted(self.stems),
             "whole_suite": self.whole_suite,
+            "uncollected": sorted(self.uncollected),
+            "missing": sorted(self.missing),
             "claims": sorted(self.claims),
         }
 
@@ -150,6 +159,8 @@ class _State:
         self.claimed.update(data.get("claimed", []))
         self.stems.update(data.get("stems", []))
         self.whole_suite = self.whole_suite or bool(data.get("whole_suite"))
+        self.uncollected.update(data.get("uncollected", []))
+        self.missing.update(data.get("missing", []))
         self.claims.update(data.get("claims", []))
 
 
@@ -222,6 +233,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         default=None,
         help="fail the session when a cassette under the cassette folder is used by no test",
+    )
+    group.addoption(
+        "--agui-prune-unused",
+        action="store_true",
+        default=False,
+        help="delete the unused cassettes of the collected test modules (and the folders "
+        "left empty), and list what was deleted",
     )
     parser.addini(
         "agui_cassette_dir", "agui-replay cassette folder, relative to the rootdir", "string"
@@ -367,6 +385,7 @@ def pytest_configure(config: pytest.Config) -> None:  # type: ignore[no-redef]
         secret_env=[*config.getini("agui_secret_env"), *config.getoption("agui_secret_env")],
         fail_on_unused=bool(config.getini("agui_fail_on_unused")) if fail is None else fail,
         share_tls=bool(config.getini("agui_share_tls")),
+        prune=bool(config.getoption("agui_prune_unused")),
     )
     workerinput = getattr(config, "workerinput", None)
     run_id = workerinput.get("testrunuid") if isinstance(workerinput, dict) else None
@@ -870,6 +889,7 @@ class _Hooks:
             session.check_complete()
             passed = True
         except failures as exc:
+            self._note_missing(item, exc)
             # Our failures explain themselves; a traceback through the plugin would bury that.
             text = _marker_mode_note(item, f"{type(exc).__name__}: {exc}")
             raise pytest.fail.Exception(text, pytrace=False) from None
@@ -898,6 +918,7 @@ class _Hooks:
             # A fixture built on `agui` (the agent's client reads agui.provider.base_url) met a
             # missing or broken cassette: the message says what to do, the plugin's frames not.
             self._mark_reported(item)
+            self._note_missing(item, exc)
             text = _marker_mode_note(item, f"{type(exc).__name__}: {exc}")
             raise pytest.fail.Exception(text, pytrace=False) from None
         except BaseException:
@@ -910,6 +931,40 @@ class _Hooks:
                 f"NetworkBlockedError: {violations[0]}", pytrace=False
             ) from None
         return result
+
+    def _note_missing(self, item: pytest.Item, exc: BaseException) -> None:
+        from agui_replay.recording import MissingCassetteError
+
+        path = getattr(exc, "path", None)
+        if isinstance(exc, MissingCassetteError) and path and not Path(path).exists():
+            self.state.missing.add(_show_path(self.state, Path(path)))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_ignore_collect(
+        self, collection_path: Path, config: pytest.Config
+    ) -> Generator[None, bool | None, bool | None]:
+        ignored = yield
+        if ignored and not _is_norecurse(collection_path, config):
+            self._uncollected(collection_path, config)
+        return ignored
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        # a module skipped at import (pytest.skip(allow_module_level=True)) or failing to import
+        path = Path(str(report.fspath)) if report.fspath else None
+        if report.outcome != "passed" and path is not None and path.suffix == ".py":
+            self.state.uncollected.add("/".join(module_folder(path.resolve())))
+
+    def _uncollected(self, path: Path, config: pytest.Config) -> None:
+        if path.suffix == ".py":
+            self.state.uncollected.add("/".join(module_folder(path.resolve())))
+            return
+        if not path.is_dir():
+            return
+        for base, dirs, files in os.walk(path):
+            dirs[:] = [d for d in dirs if not _is_norecurse(Path(base, d), config)]
+            for name in files:
+                if name.endswith(".py"):
+                    self.state.uncollected.add("/".join(module_folder(Path(base, name).resolve())))
 
     @staticmethod
     def _violations(item: pytest.Item) -> list[str]:
@@ -978,6 +1033,8 @@ class _Hooks:
 
         remove_claims(state.claims, state.cassette_dir)
         state.unused = self._unused()
+        if state.prune:
+            state.pruned, state.unused = self._prune(state.unused)
         if state.unused and state.fail_on_unused and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -996,10 +1053,49 @@ class _Hooks:
                 continue
             shown = _show_path(state, path)
             folder = _show_path(state, path.parent)
-            considered = state.whole_suite or folder in folders
+            considered = folder in folders or (
+                state.whole_suite and not self._may_belong_to_uncollected(path.parent)
+            )
             if considered and shown not in used:
                 found.append(shown)
         return found
+
+    def _may_belong_to_uncollected(self, folder: Path) -> bool:
+        """Whether ``folder`` (of the cassette tree) is the folder of a test module on disk
+        that pytest did not collect: its cassettes are not known to be unused."""
+        from agui_replay.pytest_plugin._paths import folder_path
+
+        root = self.state.cassette_dir
+        return any(
+            folder.resolve() == folder_path(root, f.split("/")) for f in self.state.uncollected
+        )
+
+    def _prune(self, unused: list[str]) -> tuple[list[str], list[str]]:
+        """Delete the unused cassettes in the folders of the modules collected in full; the
+        others (a deleted module's, loose files) stay listed. Returns (deleted, left)."""
+        import contextlib
+
+        from agui_replay.pytest_plugin._paths import folder_path
+
+        state = self.state
+        root = state.cassette_dir
+        folders = {_show_path(state, folder_path(root, f.split("/"))) for f in state.stems}
+        deleted: list[str] = []
+        left: list[str] = []
+        for shown in unused:
+            path = Path(shown) if Path(shown).is_absolute() else state.rootdir / shown
+            if _show_path(state, path.parent) not in folders:
+                left.append(shown)
+                continue
+            try:
+                path.unlink()
+            except OSError:
+                left.append(shown)
+                continue
+            deleted.append(shown)
+            with contextlib.suppress(OSError):
+                path.parent.rmdir()  # only when nothing is left in it
+        return deleted, left
 
     def pytest_terminal_summary(
         self, terminalreporter: Any, exitstatus: int, config: pytest.Config
@@ -1013,6 +1109,7 @@ class _Hooks:
             or state.failed
             or state.discarded
             or state.unused
+            or state.pruned
             or state.stale_removed
         ):
             return
@@ -1025,6 +1122,7 @@ class _Hooks:
             f"{len(state.recorded)} cassette(s) recorded, "
             + (f"{len(state.refreshed)} refreshed, " if state.refresh else "")
             + f"{len(state.replayed)} replayed, {len(state.unused)} unused"
+            + (f", {len(state.pruned)} deleted" if state.pruned else "")
             + (f", {len(state.failed)} failed" if state.failed else "")
             + (f", {len(state.discarded)} not written" if state.discarded else "")
         )
@@ -1049,10 +1147,56 @@ class _Hooks:
                 write(f"  replayed: {path}")
             for test in sorted(state.ignored):
                 write(f"  replayed with ignored fields: {test}")
+        for path in state.pruned:
+            write(f"  deleted:  {path} (unused; --agui-prune-unused)")
         for path in state.unused:
             write(f"  unused:   {path}")
+        for line in _rename_hints(state):
+            write(line)
         if state.unused:
             if state.fail_on_unused:
                 write("unused cassettes fail the session (--agui-fail-on-unused)", red=True)
+            elif state.prune:
+                write(
+                    "the unused cassettes left are not in a collected module's folder (a deleted "
+                    "module's?): delete them by hand"
+                )
             else:
-                write("delete unused cassettes, or fail on them with --agui-fail-on-unused")
+                write(
+                    "delete unused cassettes with --agui-prune-unused, or fail on them with "
+                    "--agui-fail-on-unused"
+                )
+
+
+def _is_norecurse(path: Path, config: pytest.Config) -> bool:
+    """Whether pytest skips ``path`` by ini ``norecursedirs`` (a virtualenv, ``build``...) rather
+    than by an explicit ignore: such folders hold no tests whose cassettes matter."""
+    import fnmatch
+
+    if path.name.startswith(".") or (path / "pyvenv.cfg").exists():
+        return True
+    patterns = config.getini("norecursedirs")
+    return any(fnmatch.fnmatch(path.name, str(p)) for p in patterns)
+
+
+def _rename_hints(state: _State) -> list[str]:
+    """For each cassette folder with a missing cassette and an unused one: a renamed test?"""
+    import shlex
+
+    lines: list[str] = []
+    for folder in sorted({str(Path(m).parent) for m in state.missing}):
+        missing = sorted(m for m in state.missing if str(Path(m).parent) == folder)
+        unused = sorted(u for u in state.unused if str(Path(u).parent) == folder)
+        if not unused:
+            continue
+        if len(missing) == 1 and len(unused) == 1:
+            lines.append(
+                f"did you rename a test? {missing[0]} is missing and {unused[0]} unused; to keep "
+                f"the recording: git mv {shlex.quote(unused[0])} {shlex.quote(missing[0])}"
+            )
+        else:
+            lines.append(
+                f"did you rename a test? {folder}/ has {len(missing)} missing and {len(unused)} "
+                "unused cassette(s): `git mv` each unused one to its test's new name"
+            )
+    return lines

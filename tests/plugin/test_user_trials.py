@@ -292,3 +292,75 @@ def test_a_marker_that_fixes_record_mode_none_says_so_instead_of_advising_record
             "command line: as the test stands, --agui-record does not record it)*"
         ]
     )
+
+
+# --- 7. unused cassettes ------------------------------------------------------------------------
+
+
+def _recorded_suite(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_slow=TEST_WEATHER.replace("test_paris", "test_lisbon"),
+        test_optional=TEST_WEATHER.replace("test_paris", "test_rome"),
+    )
+    run(project, "--agui-record").assert_outcomes(passed=3)
+
+
+def test_cassettes_of_modules_not_collected_are_not_unused(project: pytest.Pytester) -> None:
+    _recorded_suite(project)
+    # one module ignored by the conftest, one skipped at import: their cassettes are live
+    project.makeconftest(CONFTEST + '\ncollect_ignore = ["test_slow.py"]\n')
+    project.makepyfile(
+        test_optional="import pytest\npytest.skip('needs the extra', allow_module_level=True)\n"
+        + TEST_WEATHER.replace("test_paris", "test_rome")
+    )
+    result = run(project, "--agui-fail-on-unused")
+    result.assert_outcomes(passed=1, skipped=1)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*0 cassette(s) recorded, 1 replayed, 0 unused"])
+    assert "unused:" not in result.stdout.str()
+    # --ignore too
+    project.makeconftest(CONFTEST)
+    result = run(project, "--ignore", "test_slow.py", "--agui-fail-on-unused")
+    assert result.ret == pytest.ExitCode.OK
+    assert "test_lisbon.json" not in result.stdout.str()
+    # a deleted module's cassettes are unused when the whole suite runs
+    Path("test_slow.py").unlink()
+    result = run(project)
+    result.stdout.fnmatch_lines(["*unused:   cassettes/test_slow/test_lisbon.json"])
+
+
+def test_prune_unused_deletes_a_renamed_tests_old_cassette_and_says_so(
+    project: pytest.Pytester,
+) -> None:
+    run(project, "--agui-record").assert_outcomes(passed=1)
+    project.makepyfile(test_weather=TEST_WEATHER.replace("test_paris", "test_paris_sunny"))
+    result = run(project)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*unused:   cassettes/test_weather/test_paris.json",
+            "did you rename a test? cassettes/test_weather/test_paris_sunny.json is missing and "
+            "cassettes/test_weather/test_paris.json unused; to keep the recording: git mv "
+            "cassettes/test_weather/test_paris.json cassettes/test_weather/test_paris_sunny.json",
+            "*delete unused cassettes with --agui-prune-unused*",
+        ]
+    )
+    # the hint works: the old recording replays under the new name
+    Path("cassettes/test_weather/test_paris.json").rename(
+        "cassettes/test_weather/test_paris_sunny.json"
+    )
+    run(project).assert_outcomes(passed=1)
+    # prune: a stale cassette of a collected module is deleted and listed
+    stale = Path("cassettes/test_weather/test_gone.json")
+    stale.write_bytes(Path("cassettes/test_weather/test_paris_sunny.json").read_bytes())
+    result = run(project, "--agui-prune-unused", "--agui-fail-on-unused")
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        [
+            "*0 cassette(s) recorded, 1 replayed, 0 unused, 1 deleted",
+            "*deleted:  cassettes/test_weather/test_gone.json (unused; --agui-prune-unused)",
+        ]
+    )
+    assert not stale.exists()
+    assert Path("cassettes/test_weather/test_paris_sunny.json").exists()
