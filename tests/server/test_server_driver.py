@@ -138,7 +138,7 @@ def fails_mid_message(ctx: RunContext[dict[str, Any]]) -> None:
 
 
 def test_an_exception_from_agent_code_is_agent_error_after_closing_the_message() -> None:
-    # Seed 001: CONTENT, END from the `with` block, then the driver's RUN_ERROR.
+    # CONTENT, then END from the `with` block on the way out, then the driver's RUN_ERROR.
     events = run_agent_sync(fails_mid_message, run_input("t", "r"))
     assert kinds(events) == [
         "RUN_STARTED",

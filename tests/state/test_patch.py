@@ -302,7 +302,8 @@ def test_diff_never_drops_a_type_change(a: Any, b: Any, wrap: Any) -> None:
 
 
 def test_test_op_compares_numbers_by_value_but_never_a_boolean_with_a_number() -> None:
-    # RFC 6902 §4.6: numbers are equal when their values are; true/false/null are literals.
+    # RFC 6902's `test` operation: numbers are equal when their values are; true/false/null
+    # are literals.
     for actual, expected in [
         (1, 1.0),
         (0.0, -0.0),

@@ -89,10 +89,10 @@ def strict(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
-# ------------------------------------------------------------------------- the seed's examples
+# ------------------------------------------------------------------------------ the basic outcomes
 
 
-def test_seed_first_publish_is_a_snapshot_then_delta_then_unchanged() -> None:
+def test_first_publish_is_a_snapshot_then_delta_then_unchanged() -> None:
     states = StateManager()
     first = states.publish({"step": 1, "notes": NOTES})
     assert isinstance(first, Snapshot)
@@ -103,7 +103,7 @@ def test_seed_first_publish_is_a_snapshot_then_delta_then_unchanged() -> None:
     assert states.publish({"step": 2, "notes": NOTES}) == Unchanged()
 
 
-def test_seed_small_document_replaced_whole_is_a_snapshot() -> None:
+def test_small_document_replaced_whole_is_a_snapshot() -> None:
     small = StateManager()
     small.publish({"a": 1})
     # patch [remove /a, add /b 2] is 56 bytes, the state {"b":2} is 7
