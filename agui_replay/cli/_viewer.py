@@ -7,7 +7,8 @@ changed paths highlighted. ``#event=N`` in the URL selects event N.
 Python does the AG-UI work once, with the same client :class:`~agui_replay.client.Session` the
 tests use, so the page cannot drift from it: for every event that changes the state it stores
 the RFC 6902 operations from the previous state (the page replays them, and highlights their
-paths), and for every message the events at which its text grew.
+paths), for every message the events at which its text grew, and at each event where it changed
+the list of messages the client held (so the chat is the client's list, snapshots included).
 
 >>> from agui_replay.cassette import load_recording   # doctest: +SKIP
 >>> html = render_html(view_data(load_recording("cassette.json"), selected=12))  # doctest: +SKIP
@@ -108,26 +109,43 @@ def summarize_event(event: WireEvent) -> str:
 
 
 class _Messages:
-    """Every message the client held, in order, with the events at which its text grew."""
+    """Every message the client held, in order, with the events at which its text grew.
+
+    A message is kept as *versions*: a version lives while the message only grows (its text and
+    tool-call arguments get longer); when an event replaces it otherwise (a
+    ``MESSAGES_SNAPSHOT`` rewriting it) a new version starts. ``order`` records, at each event
+    where it changed, which versions the client held and in which order, so the page shows
+    exactly the client's message list at any event (a snapshot that drops a message drops it).
+    """
 
     def __init__(self) -> None:
-        self.entries: dict[str, dict[str, Any]] = {}
-        self.latest: dict[str, dict[str, Any]] = {}
+        self.entries: list[dict[str, Any]] = []
+        self.current: dict[str, int] = {}  # message id -> index of its live version
+        self.latest: dict[int, dict[str, Any]] = {}
         self.owner_of_call: dict[str, str] = {}
+        self.order: list[list[Any]] = []
+        self._held: list[int] | None = None
 
     def scan(self, messages: list[dict[str, Any]], index: int) -> None:
-        for message in messages:
-            self.note(message, index)
+        held = [key for key in (self.note(m, index) for m in messages) if key is not None]
+        if held != self._held:
+            self.order.append([index, held])
+            self._held = held
 
-    def note(self, message: dict[str, Any], index: int) -> None:
+    def note(self, message: dict[str, Any], index: int) -> int | None:
         ident = message.get("id")
         if not isinstance(ident, str):
-            return
-        entry = self.entries.get(ident)
-        if entry is None:
-            entry = {"id": ident, "first": index, "marks": [], "calls": {}, "_len": -1}
-            self.entries[ident] = entry
-        self.latest[ident] = message
+            return None
+        key = self.current.get(ident)
+        if key is None or not _grows(self.latest[key], message):
+            key = len(self.entries)
+            self.entries.append(
+                {"key": key, "id": ident, "first": index, "marks": [], "calls": {}, "_len": -1}
+            )
+            self.current[ident] = key
+        entry = self.entries[key]
+        # A JSON round trip: the session's dicts are live and may change later.
+        self.latest[key] = orjson.loads(orjson.dumps(message))
         content = message.get("content")
         length = len(content) if isinstance(content, str) else (0 if content is None else 1)
         if length != entry["_len"]:
@@ -140,30 +158,69 @@ class _Messages:
             record = entry["calls"].setdefault(
                 call["id"], {"first": index, "marks": [], "_len": -1}
             )
-            function = call.get("function") or {}
-            args = function.get("arguments") if isinstance(function, dict) else None
-            size = len(args) if isinstance(args, str) else 0
+            size = len(_arguments(call))
             if size != record["_len"]:
                 record["marks"].append([index, size])
                 record["_len"] = size
+        return key
 
     def result(self) -> list[dict[str, Any]]:
         out = []
-        for ident, entry in self.entries.items():
+        for entry in self.entries:
             calls = {
                 k: {"first": v["first"], "marks": v["marks"]} for k, v in entry["calls"].items()
             }
             out.append(
                 {
-                    "id": ident,
+                    "key": entry["key"],
+                    "id": entry["id"],
                     "first": entry["first"],
                     "marks": entry["marks"],
                     "calls": calls,
-                    # A JSON round trip: the session's dicts are live and may change later.
-                    "message": orjson.loads(orjson.dumps(self.latest[ident])),
+                    "message": self.latest[entry["key"]],
                 }
             )
         return out
+
+
+def _arguments(call: dict[str, Any]) -> str:
+    function = call.get("function") or {}
+    args = function.get("arguments") if isinstance(function, dict) else None
+    return args if isinstance(args, str) else ""
+
+
+def _grows(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether ``new`` is ``old`` with longer text or arguments only (one version of it).
+
+    The page cuts a version's last text to the length it had at an event, which is right only
+    while every earlier text is a prefix of the last one.
+    """
+    if {k for k in old if k not in ("content", "toolCalls")} != {
+        k for k in new if k not in ("content", "toolCalls")
+    }:
+        return False
+    if any(old[k] != new[k] for k in old if k not in ("content", "toolCalls")):
+        return False
+    before, after = old.get("content"), new.get("content")
+    if isinstance(before, str) and isinstance(after, str):
+        if not after.startswith(before):
+            return False
+    elif before not in (None, "") and before != after:
+        return False
+    old_calls = [c for c in old.get("toolCalls") or [] if isinstance(c, dict)]
+    new_calls = [c for c in new.get("toolCalls") or [] if isinstance(c, dict)]
+    if len(new_calls) < len(old_calls):
+        return False
+    for was, now in zip(old_calls, new_calls, strict=False):
+        if was.get("id") != now.get("id") or not _arguments(now).startswith(_arguments(was)):
+            return False
+        if (was.get("function") or {}).get("name") != (now.get("function") or {}).get("name"):
+            return False
+        if {k: v for k, v in was.items() if k != "function"} != {
+            k: v for k, v in now.items() if k != "function"
+        }:
+            return False
+    return True
 
 
 def view_data(
@@ -245,6 +302,7 @@ def view_data(
         "initialState": start,
         "stateOps": state_ops,
         "messages": messages.result(),
+        "messageOrder": messages.order,
         "errors": errors,
         "valid": not violations and not problems,
         "selected": selected,
@@ -258,10 +316,9 @@ def _note_streamed(messages: _Messages, session: Any, event: WireEvent, index: i
     else:
         owner = event.get("messageId") if isinstance(event.get("messageId"), str) else None
     message = session.message(owner) if owner is not None else None
-    if message is None:
-        messages.scan(session.messages, index)
-    else:
-        messages.note(message, index)
+    held = messages.order[-1][1] if messages.order else []
+    if message is None or messages.note(message, index) not in held:
+        messages.scan(session.messages, index)  # not the one version the list holds: rescan
 
 
 def _asset(name: str) -> str:

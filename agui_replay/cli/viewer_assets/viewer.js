@@ -115,13 +115,23 @@
     }
     return content === undefined || content === null ? "" : JSON.stringify(content);
   }
+  var entriesByKey = {};
+  data.messages.forEach(function (entry) { entriesByKey[entry.key] = entry; });
+  // The messages the client Session held after event n, in its order (data.messageOrder lists
+  // them at each event where the list changed, so a MESSAGES_SNAPSHOT replaces the list).
+  function heldAt(n) {
+    var held = [];
+    var order = data.messageOrder || [];
+    for (var i = 0; i < order.length && order[i][0] <= n; i++) held = order[i][1];
+    return held.map(function (key) { return entriesByKey[key]; });
+  }
   function renderChat(n) {
     var event = events[n] || {};
     var touched = event.messageId || null;
     var touchedCall = event.toolCallId || null;
     var parts = [];
-    data.messages.forEach(function (entry) {
-      if (entry.first > n) return;
+    heldAt(n).forEach(function (entry) {
+      if (!entry) return;
       var m = entry.message;
       var role = m.role || "assistant";
       var streaming = growsAfter(entry.marks, n);

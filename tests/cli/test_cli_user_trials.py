@@ -1,0 +1,159 @@
+"""The ``agui-replay`` command run the way new users ran it, on the repository's own cassettes:
+the viewer's chat, ``show``, ``diff`` and ``serve`` on real recordings."""
+
+from __future__ import annotations
+
+import copy
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from agui_replay.cassette import load_recording, walk
+from agui_replay.cli import main
+from tests.cli.test_viewer_browser import CHROMIUM_FLAGS, _chromium
+
+ROOT = Path(__file__).resolve().parents[2]
+LANGGRAPH = (
+    ROOT / "cassettes/test_langgraph_agent/test_a_conversion_calls_the_tool_then_answers.json"
+)
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def session_messages_at_each_event(path: Path) -> list[list[dict[str, Any]]]:
+    """What the client ``Session`` holds after each event, copied."""
+    return [copy.deepcopy(list(step.session.messages)) for step in walk(load_recording(path))]
+
+
+def page_data(page: Path) -> dict[str, Any]:
+    text = page.read_text("utf-8")
+    found = re.search(r'<script id="agui-data" type="application/json">(.*?)</script>', text, re.S)
+    assert found is not None
+    data: dict[str, Any] = orjson.loads(found.group(1))
+    return data
+
+
+def chat_at(data: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """The chat the page draws after event n, read from its data as viewer.js reads it."""
+    entries = {entry["key"]: entry for entry in data["messages"]}
+    held: list[int] = []
+    for index, keys in data["messageOrder"]:
+        if index > n:
+            break
+        held = keys
+
+    def cut(marks: list[list[int]]) -> int:
+        length = 0
+        for index, size in marks:
+            if index > n:
+                break
+            length = size
+        return length
+
+    shown = []
+    for key in held:
+        entry = entries[key]
+        message = copy.deepcopy(entry["message"])
+        if isinstance(message.get("content"), str):
+            message["content"] = message["content"][: cut(entry["marks"])]
+        calls = [
+            call
+            for call in message.get("toolCalls") or []
+            if call["id"] not in entry["calls"] or entry["calls"][call["id"]]["first"] <= n
+        ]
+        if calls or "toolCalls" in message:
+            message["toolCalls"] = calls
+        for call in calls:
+            record = entry["calls"].get(call["id"])
+            if record is not None:
+                call["function"]["arguments"] = call["function"]["arguments"][
+                    : cut(record["marks"])
+                ]
+        shown.append(message)
+    return [shown_as(m) for m in shown]
+
+
+def shown_as(message: dict[str, Any]) -> dict[str, Any]:
+    """What the chat draws of a message: who, its text, its calls and what it answers."""
+    content = message.get("content")
+    return {
+        "id": message.get("id"),
+        "role": message.get("role"),
+        "text": "" if content is None else content,
+        "calls": [
+            (c["id"], c["function"]["name"], c["function"]["arguments"])
+            for c in message.get("toolCalls") or []
+        ],
+        "answers": message.get("toolCallId"),
+    }
+
+
+# --- view: the chat is the client's message list ---------------------------------------------
+
+
+def test_the_viewer_chat_is_what_the_client_holds_at_every_event(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "conversion.html"
+    code, _, err = run_cli(capsys, "view", LANGGRAPH, "-o", page)
+    assert code == 0, err
+    data = page_data(page)
+    held = session_messages_at_each_event(LANGGRAPH)
+    # The MESSAGES_SNAPSHOT at the end renames the tool result: 4 messages, not 5.
+    assert [m["role"] for m in held[-1]] == ["user", "assistant", "assistant", "tool"]
+    for n, messages in enumerate(held):
+        assert chat_at(data, n) == [shown_as(m) for m in messages], f"event #{n}"
+
+
+@pytest.mark.parametrize(
+    "cassette",
+    sorted((ROOT / "cassettes").rglob("*.json")),
+    ids=lambda p: p.relative_to(ROOT / "cassettes").as_posix(),
+)
+def test_every_repository_cassette_views_with_the_clients_messages(
+    cassette: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "page.html"
+    assert run_cli(capsys, "view", cassette, "-o", page)[0] == 0
+    data = page_data(page)
+    for n, messages in enumerate(session_messages_at_each_event(cassette)):
+        assert chat_at(data, n) == [shown_as(m) for m in messages], f"event #{n}"
+
+
+def test_the_viewer_page_in_chromium_shows_the_clients_messages_at_the_last_event(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import subprocess
+
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium)")
+    page = tmp_path / "conversion.html"
+    assert run_cli(capsys, "view", LANGGRAPH, "-o", page)[0] == 0
+    done = subprocess.run(
+        [
+            browser,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=2000",
+            "--dump-dom",
+            page.resolve().as_uri() + "#event=-1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    chat = re.search(r'<div id="chat"[^>]*>(.*?)</section>', done.stdout, re.S)
+    assert chat is not None, done.stdout[:2000]
+    ids = re.findall(r'class="msg [^"]*" data-id="([^"]*)"', chat.group(1))
+    shown = [html.unescape(i) for i in ids]
+    assert shown == [m["id"] for m in session_messages_at_each_event(LANGGRAPH)[-1]]
