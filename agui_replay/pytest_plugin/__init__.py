@@ -613,6 +613,7 @@ def agui(
 
     ``agui.provider.base_url`` is the model provider to point the agent's SDK at.
     """
+    __tracebackhide__ = True  # its setup and teardown checks report the test's errors
     from agui_replay.recording import CassetteSession, RecordMode, RecordModeError
 
     state = request.config.stash[_STATE]

@@ -54,12 +54,31 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     # This hook runs for every test; the fake's module is loaded only for tests that use it.
     if fake is None:
         return result
+    from agui_replay.errors import AguiReplayError
     from agui_replay.providers import FakeProvider
 
     if isinstance(fake, FakeProvider):
         allow = item.get_closest_marker(_ALLOW_MARKER) is not None
-        fake.check(allow_unused=True if allow else None)
+        try:
+            fake.check(allow_unused=True if allow else None)
+        except AguiReplayError as exc:
+            # The script is the test's: name its line, not the plugin's and the fake's frames.
+            path, line, name = item.reportinfo()
+            where = f"{_shown(path, item)}:{(line or 0) + 1}"
+            raise pytest.fail.Exception(
+                f"{type(exc).__name__}: {exc}\n(checked when {name} at {where} had passed)",
+                pytrace=False,
+            ) from None
     return result
+
+
+def _shown(path: Any, item: pytest.Item) -> str:
+    import os
+
+    try:
+        return os.path.relpath(str(path), item.config.invocation_params.dir)
+    except ValueError:  # another drive (Windows)
+        return str(path)
 
 
 @pytest.fixture

@@ -259,6 +259,7 @@ class CassetteSession:
 
     def start(self) -> None:
         """Read the cassette (once). Done lazily by the first run or provider use."""
+        __tracebackhide__ = True  # the error is the test's: show its line
         with self._lock:
             if self._started:
                 return
@@ -545,6 +546,7 @@ class CassetteSession:
 
     def _stop_apps(self) -> None:
         """Send ``lifespan.shutdown`` to every started app; the first failure is raised."""
+        __tracebackhide__ = True  # the error is the test's: show its line
         apps, self._app_loop = self._app_loop, None
         if apps is None:
             return
@@ -570,6 +572,7 @@ class CassetteSession:
 
     def check_complete(self) -> None:
         """After a passing test: every recorded run was replayed, and nothing was blocked."""
+        __tracebackhide__ = True  # the error is the test's: show its line
         if self.guard.violations:
             raise NetworkBlockedError(self.guard.violations[0])
         if self.tape is not None and self.tape.errors:
@@ -602,6 +605,7 @@ class CassetteSession:
         return coerce_input(value)
 
     def _begin(self, value: Any) -> _Pending:
+        __tracebackhide__ = True  # the error is the test's: show its line
         self.start()
         if self._finished:
             raise AguiReplayError(f"{self!r} is finished; start a new session to run again")
@@ -651,6 +655,7 @@ class CassetteSession:
     def _running(self, pending: _Pending) -> Iterator[None]:
         """The span of one run: the guard (replay), the frozen clock, the provider routing and
         the deterministic ids; a run that fails because its upstream did says that first."""
+        __tracebackhide__ = True  # the error is the test's: show its line
         try:
             with (
                 self.guard.guarding(pending.replay),
@@ -678,6 +683,7 @@ class CassetteSession:
         return self.ids.run(index) if self.ids is not None else contextlib.nullcontext()
 
     def _recorded_run(self, index: int) -> CassetteRun:
+        __tracebackhide__ = True  # the error is the test's: show its line
         if index < len(self._recorded_runs):
             return self._recorded_runs[index]
         held = len(self._recorded_runs)
@@ -696,6 +702,7 @@ class CassetteSession:
         )
 
     def _check_input(self, pending: _Pending) -> None:
+        __tracebackhide__ = True  # the error is the test's: show its line
         assert pending.recorded is not None
         recorded = pending.recorded.input
         if self.normalize:
@@ -734,6 +741,7 @@ class CassetteSession:
         )
 
     def _end(self, pending: _Pending, events: list[WireEvent]) -> list[WireEvent]:
+        __tracebackhide__ = True  # the error is the test's: show its line
         provider = self.provider
         interactions: list[dict[str, Any]] = []
         fake = provider.fake if pending.replay else None
@@ -851,6 +859,7 @@ class CassetteSession:
         same: bool,
     ) -> None:
         """``same`` says the raw stream already equals the recording (canonical bytes)."""
+        __tracebackhide__ = True  # the error is the test's: show its line
         assert pending.recorded is not None
         expected = pending.recorded.events
         actual = record.normalized
@@ -907,6 +916,7 @@ class CassetteSession:
     def _refreshed_run(self, pending: _Pending, fake: FakeProvider, same: bool) -> None:
         """A refreshed run: its provider traffic must be the recorded one; new events are
         kept for :meth:`finish`."""
+        __tracebackhide__ = True  # the error is the test's: show its line
         if fake.errors or fake.unserved:
             self._refresh_refused = True
             if fake.errors:
@@ -946,6 +956,7 @@ class CassetteSession:
         text, or ``None`` (thread ``"thread"``, run ``"run-<n>"``). In replay the new stream
         is compared with the recording and a difference raises :class:`ReplayMismatchError`.
         """
+        __tracebackhide__ = True  # the error is the test's: show its line
         pending = self._begin(input)
         if isinstance(target, str) and self.tape is not None:
             self.tape.skip(target)  # the agent under test is not the test's other traffic
@@ -974,6 +985,7 @@ class CassetteSession:
         headers: Mapping[str, str] | None = None,
     ) -> list[WireEvent]:
         """:meth:`run` for async tests: an async agent or ASGI app runs on the current loop."""
+        __tracebackhide__ = True  # the error is the test's: show its line
         pending = self._begin(input)
         if isinstance(target, str) and self.tape is not None:
             self.tape.skip(target)  # the agent under test is not the test's other traffic

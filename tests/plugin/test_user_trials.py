@@ -364,3 +364,60 @@ def test_prune_unused_deletes_a_renamed_tests_old_cassette_and_says_so(
     )
     assert not stale.exists()
     assert Path("cassettes/test_weather/test_paris_sunny.json").exists()
+
+
+# --- 8. the user's errors without the plugin's frames ------------------------------------------
+
+
+def test_an_unrequested_scripted_turn_fails_on_the_tests_line_without_plugin_frames(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        test_script=textwrap.dedent(
+            """
+            def test_two_turns(fake_provider, openai_client):
+                fake_provider.reply("hello")
+                fake_provider.reply("never asked")
+                openai_client.chat.completions.create(
+                    model="m", messages=[{"role": "user", "content": "hi"}]
+                )
+            """
+        )
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*ProviderError: 1 scripted turn(s) were never requested:*",
+            "*(checked when test_two_turns at test_script.py:1 had passed)",
+        ]
+    )
+    for plugin_frame in ("_provider_fixtures.py", "pluggy/", "_fake.py", "def check("):
+        assert plugin_frame not in out
+
+
+def test_a_sessions_error_in_a_users_own_test_points_at_the_users_line(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        test_direct=textwrap.dedent(
+            """
+            from agui_replay.recording import CassetteSession
+
+            def test_direct(tmp_path):
+                with CassetteSession(tmp_path / "none.json", mode="none") as session:
+                    session.run(lambda ctx: None, "hello")
+            """
+        )
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            '>*session.run(lambda ctx: None, "hello")',
+            "E*MissingCassetteError: *none.json: no cassette for this test*",
+        ]
+    )
+    assert "_session.py" not in out
