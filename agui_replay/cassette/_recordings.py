@@ -330,7 +330,10 @@ class StreamWalk:
 
     @property
     def state_changed(self) -> bool:
-        return self.session.state is not self.previous_state
+        """Whether the event left a different state (a snapshot equal to it changes nothing)."""
+        if self.session.state is self.previous_state:
+            return False
+        return bool(self.session.state != self.previous_state)
 
 
 def _run_session(run: RecordedRun, previous: Session | None) -> Session:

@@ -72,6 +72,15 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("file", help="cassette, SSE capture or JSON lines")
     show.add_argument("--run", type=int, metavar="N", help="only run N (from 0)")
     show.add_argument("--full", action="store_true", help="do not shorten long values")
+    show.add_argument(
+        "--type",
+        action="append",
+        metavar="TYPE",
+        help="only events of this type (repeatable; e.g. --type TEXT_MESSAGE_CONTENT)",
+    )
+    show.add_argument(
+        "--types", action="append", metavar="A,B", help="only events of these types (A,B,...)"
+    )
     no_color(show)
     show.set_defaults(handler=_show)
 

@@ -9,17 +9,19 @@ from typing import Any, TextIO
 from agui_replay._progress import Progress
 from agui_replay._text import clip
 from agui_replay.cassette import RecordedRun, StreamWalk, load_recording, walk
-from agui_replay.cli._common import EXIT_OK, _select_runs
+from agui_replay.cli._common import EXIT_OK, _select_runs, _UsageError
 from agui_replay.cli._style import (
     _compact,
     _describe_ops,
     _quoted,
+    _raw_parts,
     _Style,
     _terminal_width,
     _text_of,
     _want_color,
 )
-from agui_replay.events import event_type
+from agui_replay.cli._viewer import summarize_event
+from agui_replay.events import EVENT_TYPES, event_type
 from agui_replay.patch import diff as state_diff
 
 
@@ -99,6 +101,11 @@ def _input_summary(
     said = (
         f", last user message {_quoted(_text_of(users[-1].get('content')), width)}" if users else ""
     )
+    last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
+    if last.get("role") == "tool":
+        # A resumed run: the tool result the client sends back is what drives it.
+        result = _quoted(_text_of(last.get("content")), width)
+        said += f", ending with the tool result for {last.get('toolCallId')} → {result}"
     lines.append(f"input: {len(messages)} message(s){said}")
     tools = [t.get("name", "?") for t in run_input.get("tools") or [] if isinstance(t, dict)]
     if tools:
@@ -138,6 +145,7 @@ def _interrupt_ids(event: dict[str, Any]) -> list[str]:
 
 
 def _show(args: argparse.Namespace, out: TextIO) -> int:
+    only = _wanted_types(args)
     recording = load_recording(args.file)
     runs = _select_runs(recording, args.run)
     color = _Style(_want_color(args, out))
@@ -184,14 +192,38 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
             open_interrupts = []
         if step.event.get("type") == "RUN_FINISHED":
             open_interrupts = _interrupt_ids(step.event)
-        for line in _show_event(step, blocks, swallowed, results, color, width):
-            out.write(f"  {color.dim(f'#{i:<4}')} {line}\n")
         errors = step.session.errors
+        if only is not None and event_type(step.event) not in only:
+            seen_errors = len(errors)
+            continue
+        if only is not None and event_type(step.event) in _TEXT_TYPES:
+            # Filtered: each event of a message or call on its own line, not assembled.
+            kind = event_type(step.event)
+            lines = [f"{color.dim(kind)} {clip(summarize_event(step.event), width)}"]
+        else:
+            lines = _show_event(step, blocks, swallowed, results, color, width)
+        for line in lines:
+            out.write(f"  {color.dim(f'#{i:<4}')} {line}\n")
         for error in errors[seen_errors:]:
             out.write(f"  {color.dim(f'#{i:<4}')} {color.red('! ' + str(error))}\n")
         seen_errors = len(errors)
     progress.close()
     return EXIT_OK
+
+
+def _wanted_types(args: argparse.Namespace) -> set[str] | None:
+    """The event types ``--type``/``--types`` ask for (``None``: every type)."""
+    asked = [*(args.type or []), *(t for group in args.types or [] for t in group.split(","))]
+    asked = [t.strip().upper() for t in asked if t.strip()]
+    if not asked:
+        return None
+    unknown = sorted({t for t in asked if t not in EVENT_TYPES})
+    if unknown:
+        raise _UsageError(
+            f"--type {', '.join(unknown)}: not an AG-UI event type; "
+            f"use one of {', '.join(sorted(EVENT_TYPES))}"
+        )
+    return set(asked)
 
 
 def _show_event(
@@ -237,6 +269,8 @@ def _show_event(
         if step.previous_state is None:
             return [f"{c.blue('state =')} {new}"]
         ops = state_diff(step.previous_state, step.session.state)
+        if not ops:
+            return [f"{c.blue('state')} unchanged ({kind})"]
         how = "snapshot" if kind == "STATE_SNAPSHOT" else "delta"
         return [
             f"{c.blue('state')} {how}: {_describe_ops(ops, width)}",
@@ -272,10 +306,14 @@ def _show_event(
         return [c.dim(f"{kind.lower().replace('_', ' ')} {event.get('messageId', '')}")]
     if kind == "MESSAGES_SNAPSHOT":
         return [f"{c.cyan('messages snapshot')} {len(event.get('messages') or [])} message(s)"]
-    if kind in ("CUSTOM", "RAW"):
-        label = event.get("name") if kind == "CUSTOM" else event.get("source", "")
-        payload = event.get("value") if kind == "CUSTOM" else event.get("event")
-        return [f"{c.dim(kind.lower())} {label or ''} {clip(_compact(payload), width)}"]
+    if kind == "CUSTOM":
+        label = event.get("name") or ""
+        return [f"{c.dim('custom')} {label} {clip(_compact(event.get('value')), width)}"]
+    if kind == "RAW":
+        inner, rest = _raw_parts(event)
+        source = f" [{event['source']}]" if event.get("source") else ""
+        head = f"{c.dim('raw')}{source} {c.bold(inner) if inner else ''}".rstrip()
+        return [f"{head} {clip(_compact(rest), width)}"]
     if kind in ("ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA"):
         return [
             f"{c.dim(kind.lower())} {event.get('activityType', '')} {event.get('messageId', '')}"

@@ -89,3 +89,21 @@ def _describe_ops(ops: list[dict[str, Any]], width: int | None) -> str:
         pieces.append(f"{op['op']} {op['path'] or '/'}{value}")
     more = f" (+{len(ops) - 4} more)" if len(ops) > 4 else ""
     return clip("; ".join(pieces), width) + more
+
+
+_RAW_LABEL_KEYS = ("event", "type", "name")
+
+
+def _raw_parts(event: dict[str, Any]) -> tuple[str, Any]:
+    """A RAW event's inner event named first (``on_chat_model_stream ChatOpenAI``), and the
+    rest of its payload without the fields the label took.
+
+    Frameworks wrap their own events in RAW (LangGraph's ``{"event": "on_chain_start",
+    "name": ..., "data": ...}``); cut at the width, every such line would start the same.
+    """
+    payload = event.get("event")
+    if not isinstance(payload, dict):
+        return "", payload
+    taken = [k for k in _RAW_LABEL_KEYS if isinstance(payload.get(k), str) and payload[k]]
+    rest = {k: v for k, v in payload.items() if k not in taken}
+    return " ".join(payload[k] for k in taken), rest

@@ -26,6 +26,7 @@ import orjson
 
 from agui_replay import __version__
 from agui_replay._text import clip
+from agui_replay.cli._style import _raw_parts
 from agui_replay.errors import PatchError
 from agui_replay.events import WireEvent, event_type
 from agui_replay.patch import diff
@@ -104,6 +105,10 @@ def summarize_event(event: WireEvent) -> str:
         return f"{len(event.get('messages') or [])} message(s)"
     if kind == "CUSTOM":
         return _fit(f"{event.get('name', '')} {_compact(event.get('value'))}")
+    if kind == "RAW":
+        label, rest = _raw_parts(event)
+        source = f"[{event['source']}] " if event.get("source") else ""
+        return _fit(f"{source}{label} {_compact(rest)}".strip())
     ident = event.get("messageId") or event.get("toolCallId") or ""
     return str(ident)
 

@@ -157,3 +157,120 @@ def test_the_viewer_page_in_chromium_shows_the_clients_messages_at_the_last_even
     ids = re.findall(r'class="msg [^"]*" data-id="([^"]*)"', chat.group(1))
     shown = [html.unescape(i) for i in ids]
     assert shown == [m["id"] for m in session_messages_at_each_event(LANGGRAPH)[-1]]
+
+
+# --- show ------------------------------------------------------------------------------------
+
+RECIPE_APPROVAL = (
+    ROOT
+    / "cassettes/test_agent_framework_recipe"
+    / "test_the_recipe_waits_for_approval_then_is_applied.json"
+)
+
+
+def event_lines(out: str) -> dict[int, str]:
+    """The printed lines by the event number they start with (the first line of each)."""
+    lines: dict[int, str] = {}
+    for line in out.splitlines():
+        found = re.match(r"\s+#(\d+)\s+(.*)", line)
+        if found:
+            lines.setdefault(int(found.group(1)), found.group(2))
+    return lines
+
+
+def test_show_says_a_snapshot_equal_to_the_state_leaves_it_unchanged(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    events = load_recording(RECIPE_APPROVAL).events
+    same = [
+        i
+        for i in range(1, len(events))
+        if events[i]["type"] == events[i - 1]["type"] == "STATE_SNAPSHOT"
+        and events[i]["snapshot"] == events[i - 1]["snapshot"]
+    ]
+    assert same, "the cassette repeats a snapshot"
+    code, out, _ = run_cli(capsys, "show", RECIPE_APPROVAL)
+    assert code == 0
+    lines = event_lines(out)
+    for i in same:
+        assert lines[i] == "state unchanged (STATE_SNAPSHOT)"
+    assert "state snapshot: \n" not in out
+    assert not re.search(r"state snapshot:\s*$", out, re.M)
+
+
+def test_show_names_each_raw_line_by_its_inner_event(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "show", LANGGRAPH)
+    assert code == 0
+    lines = event_lines(out)
+    events = load_recording(LANGGRAPH).events
+    raws = [i for i, e in enumerate(events) if e["type"] == "RAW"]
+    assert raws
+    for i in raws:
+        inner = events[i]["event"]
+        assert lines[i].startswith(f"raw {inner['event']} {inner['name']} "), lines[i]
+    assert lines[1].startswith("raw on_chain_start LangGraph")
+    assert any(lines[i].startswith("raw on_chat_model_stream ChatOpenAI") for i in raws)
+
+
+def test_the_viewer_timeline_names_raw_events_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "page.html"
+    assert run_cli(capsys, "view", LANGGRAPH, "-o", page)[0] == 0
+    data = page_data(page)
+    assert data["summaries"][1].startswith("on_chain_start LangGraph ")
+
+
+def test_the_run_header_names_a_trailing_tool_result(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The client ran a tool itself and sends its result back: that result drives the run.
+    doc = orjson.loads(LANGGRAPH.read_bytes())
+    doc["runs"][0]["input"]["messages"] += [
+        {
+            "id": "a-1",
+            "role": "assistant",
+            "toolCalls": [
+                {"id": "ui-1", "type": "function", "function": {"name": "ask", "arguments": "{}"}}
+            ],
+        },
+        {"id": "t-1", "role": "tool", "toolCallId": "ui-1", "content": "the user said yes"},
+    ]
+    cassette = tmp_path / "resumed.json"
+    cassette.write_bytes(orjson.dumps(doc))
+    code, out, _ = run_cli(capsys, "show", cassette)
+    assert code == 0
+    assert (
+        'input: 3 message(s), last user message "How much is 10 km in miles?", '
+        'ending with the tool result for ui-1 → "the user said yes"'
+    ) in out
+
+
+def test_show_filters_by_event_type(capsys: pytest.CaptureFixture[str]) -> None:
+    events = load_recording(LANGGRAPH).events
+    code, out, _ = run_cli(
+        capsys,
+        "show",
+        LANGGRAPH,
+        "--type",
+        "TOOL_CALL_ARGS",
+        "--types",
+        "state_snapshot,RUN_STARTED",
+    )
+    assert code == 0
+    wanted = {"TOOL_CALL_ARGS", "STATE_SNAPSHOT", "RUN_STARTED"}
+    lines = event_lines(out)
+    assert sorted(lines) == [i for i, e in enumerate(events) if e["type"] in wanted]
+    first_args = next(i for i, e in enumerate(events) if e["type"] == "TOOL_CALL_ARGS")
+    assert lines[first_args].startswith("TOOL_CALL_ARGS ")
+    assert events[first_args]["delta"][:5] in lines[first_args]
+
+
+def test_show_refuses_an_unknown_type_naming_the_known_ones(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run_cli(capsys, "show", LANGGRAPH, "--type", "TEXT_CONTENT")
+    assert code == 2
+    assert out == ""
+    assert "--type TEXT_CONTENT: not an AG-UI event type" in err
+    assert "TEXT_MESSAGE_CONTENT" in err
