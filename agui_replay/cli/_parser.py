@@ -13,6 +13,7 @@ from agui_replay import __version__
 from agui_replay.cli._check import _diff, _state, _verify
 from agui_replay.cli._common import EXIT_OK, EXIT_USAGE, _UsageError
 from agui_replay.cli._examples import _examples
+from agui_replay.cli._review import _review
 from agui_replay.cli._serve import _serve
 from agui_replay.cli._show import _show
 from agui_replay.cli._view import _view
@@ -227,6 +228,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     no_color(examples)
     examples.set_defaults(handler=_examples)
+
+    review = commands.add_parser(
+        "review",
+        help="accept or reject the changed events replays kept beside their cassettes",
+        description="Walk the pending changes under PATH (NAME.json.pending, kept by a replay "
+        "whose provider requests all matched but whose events changed), show each run's diff "
+        "and ask: a accepts (the cassette gets the new events; its interactions stay byte for "
+        "byte), r rejects (the pending file is deleted), s skips, q quits. Answers are read "
+        "line by line from standard input; end of input quits.",
+        epilog="exit codes: 0 done (or nothing pending), 1 a pending change was refused (its "
+        "cassette changed since), 2 PATH does not exist.",
+        formatter_class=fmt,
+    )
+    review.add_argument(
+        "path", nargs="?", metavar="PATH", help="cassette folder or file (default: cassettes/)"
+    )
+    every = review.add_mutually_exclusive_group()
+    every.add_argument("--accept-all", action="store_true", help="accept every pending change")
+    every.add_argument("--reject-all", action="store_true", help="reject every pending change")
+    review.set_defaults(handler=_review)
     return parser
 
 

@@ -10,6 +10,7 @@ from agui_replay._progress import Progress
 from agui_replay._text import clip
 from agui_replay.cassette import RecordedRun, StreamWalk, load_recording, walk
 from agui_replay.cli._common import EXIT_OK, _select_runs, _UsageError
+from agui_replay.cli._review import cassette_age
 from agui_replay.cli._style import (
     _compact,
     _describe_ops,
@@ -159,6 +160,7 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
         )
         + "\n"
     )
+    out.write(color.dim(cassette_age(recording.path)) if recording.kind == "cassette" else "")
     progress = Progress("show", len(recording.events))
     blocks: dict[int, _Block] = {}
     swallowed: set[int] = set()

@@ -122,6 +122,13 @@ class _State:
     missing: set[str] = field(default_factory=set)
     """Cassettes a replaying test found missing (with an unused one beside it: a rename)."""
     prune: bool = False
+    max_age: int | None = None
+    """Ini ``agui_max_age`` in days (``None``: cassettes never go stale)."""
+    on_stale: str = "warn"
+    pending: set[str] = field(default_factory=set)
+    """Cassettes whose changed events wait beside them for ``agui-replay review``."""
+    stale: set[str] = field(default_factory=set)
+    """``"path (N days old)"`` of the replayed cassettes older than ``agui_max_age``."""
     unused: list[str] = field(default_factory=list)
     pruned: list[str] = field(default_factory=list)
     stale_removed: list[str] = field(default_factory=list)
@@ -146,6 +153,8 @@ class _State:
             "whole_suite": self.whole_suite,
             "uncollected": sorted(self.uncollected),
             "missing": sorted(self.missing),
+            "pending": sorted(self.pending),
+            "stale": sorted(self.stale),
             "claims": sorted(self.claims),
         }
 
@@ -161,6 +170,8 @@ class _State:
         self.whole_suite = self.whole_suite or bool(data.get("whole_suite"))
         self.uncollected.update(data.get("uncollected", []))
         self.missing.update(data.get("missing", []))
+        self.pending.update(data.get("pending", []))
+        self.stale.update(data.get("stale", []))
         self.claims.update(data.get("claims", []))
 
 
@@ -298,6 +309,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("agui_share_tls", "agui-replay: replays share an SSL context", "bool", True)
     parser.addini(
+        "agui_max_age",
+        "agui-replay: a replayed cassette recorded longer ago than this is stale (90d, 12w, "
+        "6m; empty: never)",
+        "string",
+        default="",
+    )
+    parser.addini(
+        "agui_on_stale",
+        "agui-replay: what a stale cassette does: warn (listed), fail (the session fails), "
+        "record (re-recorded when a provider key is set, else warned)",
+        "string",
+        default="warn",
+    )
+    parser.addini(
         "agui_ignore_hosts",
         "agui-replay: hosts whose requests are neither recorded nor replayed (a local service "
         "the tests start), one HOST, HOST:PORT or *.DOMAIN per line",
@@ -350,6 +375,43 @@ def _cli_mode(config: pytest.Config) -> RecordMode | None:
     return _parse_mode(named, "--agui-record-mode")
 
 
+def _stale_settings(config: pytest.Config) -> tuple[int | None, str]:
+    from agui_replay._age import AGE_FORMS, parse_max_age
+
+    raw = str(config.getini("agui_max_age") or "").strip()
+    days = parse_max_age(raw) if raw else None
+    if raw and days is None:
+        raise pytest.UsageError(f"ini agui_max_age = {raw!r} is not an age: use {AGE_FORMS}")
+    on_stale = str(config.getini("agui_on_stale") or "warn").strip()
+    if on_stale not in ("warn", "fail", "record"):
+        raise pytest.UsageError(
+            f"ini agui_on_stale = {on_stale!r} is not one of warn, fail, record"
+        )
+    return days, on_stale
+
+
+def _stale_age(state: _State, path: Path) -> int | None:
+    """The age in days of the cassette at ``path`` when it is older than ``agui_max_age``."""
+    if state.max_age is None or not path.exists():
+        return None
+    from agui_replay.cassette import load_cassette
+
+    try:
+        recorded_at = load_cassette(path, validate="shape").recorded_at
+    except (OSError, ValueError, CassetteError):
+        return None  # the replay says what is wrong with it
+    return _older(state, recorded_at)
+
+
+def _older(state: _State, recorded_at: str | None) -> int | None:
+    from agui_replay._age import age_days
+
+    days = age_days(recorded_at)
+    if state.max_age is None or days is None or days <= state.max_age:
+        return None
+    return days
+
+
 def _parse_mode(value: str, source: str) -> RecordMode:
     from agui_replay.recording import RecordMode, RecordModeError
 
@@ -387,6 +449,7 @@ def pytest_configure(config: pytest.Config) -> None:  # type: ignore[no-redef]
         share_tls=bool(config.getini("agui_share_tls")),
         prune=bool(config.getoption("agui_prune_unused")),
     )
+    state.max_age, state.on_stale = _stale_settings(config)
     workerinput = getattr(config, "workerinput", None)
     run_id = workerinput.get("testrunuid") if isinstance(workerinput, dict) else None
     state.run_id = str(run_id or uuid.uuid4().hex)
@@ -629,6 +692,11 @@ def agui(
             mode = RecordMode.parse(agui_record_mode, source="the agui_record_mode fixture")
     except RecordModeError as exc:
         pytest.fail(str(exc), pytrace=False)
+    renew = False
+    if state.on_stale == "record" and mode is RecordMode.NONE and agui_secrets:
+        # a provider key is set: a stale cassette is recorded again, with today's date
+        renew = _stale_age(state, agui_cassette_path) is not None and not state.refresh
+        mode = RecordMode.REWRITE if renew else mode
     normalize, rules = _normalize_setting(item, marker)
     deterministic = marker.get("deterministic_ids")
     if deterministic is None:
@@ -679,6 +747,8 @@ def agui(
                 *request.config.getini("agui_match_ignore"),
                 *_text_list(marker.get("match_ignore", ())),
             ],
+            keep_pending=True,
+            renew_recorded_at=renew,
         )
     except InvalidArgumentError as exc:  # a bad rule or id generator: this test fails alone
         pytest.fail(f"{item.nodeid}: {exc}", pytrace=False)
@@ -713,6 +783,13 @@ def agui(
                 state.discarded.add(key)
             elif session.outcome == "replayed":
                 state.replayed.add(key)
+            if session.pending_path is not None:
+                state.pending.add(_show_path(state, session.pending_path))
+            days = _older(state, session.recorded_at) if session.outcome == "replayed" else None
+            if days is not None:
+                from agui_replay._age import describe_age
+
+                state.stale.add(f"{key} ({describe_age(days)} old)")
             if session.ignored_matches:
                 state.ignored.add(f"{item.nodeid} ({'; '.join(session.ignored_matches)})")
     unreported = session.guard.violations[item.stash.get(_REPORTED, 0) :]
@@ -1038,6 +1115,8 @@ class _Hooks:
             state.pruned, state.unused = self._prune(state.unused)
         if state.unused and state.fail_on_unused and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if state.stale and state.on_stale == "fail" and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _unused(self) -> list[str]:
         state = self.state
@@ -1112,6 +1191,8 @@ class _Hooks:
             or state.unused
             or state.pruned
             or state.stale_removed
+            or state.pending
+            or state.stale
         ):
             return
         write = terminalreporter.write_line
@@ -1148,6 +1229,19 @@ class _Hooks:
                 write(f"  replayed: {path}")
             for test in sorted(state.ignored):
                 write(f"  replayed with ignored fields: {test}")
+        if state.pending:
+            write(f"pending changes: {len(state.pending)} (review with agui-replay review)")
+            for path in sorted(state.pending):
+                write(f"  pending:  {path}")
+        if state.stale:
+            limit = f"older than agui_max_age ({state.max_age} days)"
+            write(f"stale cassettes: {len(state.stale)} {limit}", red=state.on_stale == "fail")
+            for entry in sorted(state.stale):
+                write(f"  stale:    {entry}")
+            if state.on_stale == "fail":
+                write("stale cassettes fail the session (agui_on_stale = fail)", red=True)
+            else:
+                write("re-record them with --agui-record (against the real provider)")
         for path in state.pruned:
             write(f"  deleted:  {path} (unused; --agui-prune-unused)")
         for path in state.unused:

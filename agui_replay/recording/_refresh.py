@@ -14,12 +14,24 @@ The pytest plugin's ``--agui-refresh`` turns this on; :class:`CassetteSession` t
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from agui_replay.cassette import Cassette
+from agui_replay.cassette import Cassette, atomic_write_text
 
-__all__ = ["refresh_refused", "refreshed_cassette"]
+__all__ = [
+    "PENDING_SUFFIX",
+    "pending_path",
+    "refresh_refused",
+    "refreshed_cassette",
+    "write_pending",
+]
+
+PENDING_SUFFIX = ".pending"
+"""A pending change sits beside its cassette: ``NAME.json.pending``."""
 
 
 def refresh_refused(path: Any, index: int, what: str, detail: str, command: str) -> str:
@@ -49,3 +61,30 @@ def refreshed_cassette(
         for n, run in enumerate(old.runs)
     ]
     return Cassette(runs=runs, name=old.name, meta=old.meta, recorded_at=old.recorded_at)
+
+
+def pending_path(cassette: Path) -> Path:
+    """Where the pending change of ``cassette`` is kept (``NAME.json.pending``)."""
+    return cassette.with_name(cassette.name + PENDING_SUFFIX)
+
+
+def write_pending(cassette: Path, refreshed_text: str, runs: Sequence[int]) -> Path:
+    """Keep what a refresh would write over ``cassette`` (``refreshed_text``, the file text of
+    :func:`refreshed_cassette`) beside it, for ``agui-replay review``.
+
+    The file is JSON: ``agui_replay_pending`` (its format, 1), ``cassette`` (the file name),
+    ``cassette_sha256`` (of the cassette's bytes now: a pending change of a cassette that
+    changed since is refused), ``runs`` (the runs whose events changed) and ``cassette_text``
+    (the text accepting it writes, byte for byte).
+    """
+    digest = hashlib.sha256(cassette.read_bytes()).hexdigest()
+    doc = {
+        "agui_replay_pending": 1,
+        "cassette": cassette.name,
+        "cassette_sha256": digest,
+        "runs": list(runs),
+        "cassette_text": refreshed_text,
+    }
+    target = pending_path(cassette)
+    atomic_write_text(target, [json.dumps(doc, ensure_ascii=False, indent=1), "\n"])
+    return target

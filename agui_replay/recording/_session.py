@@ -23,6 +23,7 @@ from agui_replay.cassette import (
     UNNAMED_RECORD_COMMAND,
     Cassette,
     CassetteRun,
+    dumps_cassette,
     load_cassette,
     save_cassette,
 )
@@ -42,7 +43,12 @@ from agui_replay.recording._modes import (
     UpstreamError,
     placeholder_env,
 )
-from agui_replay.recording._refresh import refresh_refused, refreshed_cassette
+from agui_replay.recording._refresh import (
+    pending_path,
+    refresh_refused,
+    refreshed_cassette,
+    write_pending,
+)
 from agui_replay.recording._session_provider import SessionProvider
 from agui_replay.recording._steady import steady_cassette, without_volatile
 from agui_replay.recording._targets import (
@@ -165,6 +171,8 @@ class CassetteSession:
         drop_hosts: Iterable[str] | None = None,
         match_on: Iterable[Any] = (),
         match_ignore: Iterable[str] = (),
+        keep_pending: bool = False,
+        renew_recorded_at: bool = False,
     ) -> None:
         self.path = Path(path)
         self.ignore_hosts = list(ignore_hosts)
@@ -189,6 +197,15 @@ class CassetteSession:
         then ``none``."""
         self.refreshed: list[int] = []
         """The runs whose events a refresh changed (written at :meth:`finish`)."""
+        self.keep_pending = keep_pending
+        """Keep a replay's changed events beside the cassette (``NAME.json.pending``, for
+        ``agui-replay review``) when every provider request matched: see :attr:`pending_path`."""
+        self.pending_path: Path | None = None
+        """The pending change :meth:`finish` wrote (``None``: none)."""
+        self._events_changed = False
+        self.renew_recorded_at = renew_recorded_at
+        """A re-record writes today's ``recorded_at`` even when nothing else changed (a stale
+        cassette re-recorded); otherwise an unchanged re-record keeps the file as it was."""
         self._refresh_refused = False
         self._discard = False
         self.discarded = False
@@ -463,7 +480,58 @@ class CassetteSession:
         cassette.http = self._cassette.http
         return save_cassette(cassette, self.path, secrets=self.secrets)
 
+    @property
+    def recorded_at(self) -> str | None:
+        """The ``recorded_at`` of the cassette the session read (``None``: none, or empty)."""
+        return (self._cassette.recorded_at or None) if self._cassette is not None else None
+
     def _save(self) -> Path | None:
+        written = self._save_cassette()
+        pending = pending_path(self.path)
+        if self._events_changed and self.keep_pending and written is None:
+            self.pending_path = self._save_pending()
+        elif written is not None or (
+            self.outcome == "replayed" and len(self.runs) == len(self._recorded_runs)
+        ):
+            # the cassette changed, or every run replayed as recorded: a change kept before is
+            # out of date
+            with contextlib.suppress(OSError):
+                pending.unlink()
+        return written
+
+    def _save_pending(self) -> Path | None:
+        """What a refresh would write, kept beside the cassette for ``agui-replay review``: the
+        runs replayed so far with their new events, the runs not reached as recorded."""
+        cassette = self._cassette
+        if cassette is None or self.guard.violations or not self.path.exists():
+            return None
+        reached = len(self.runs)
+        if cassette.version < 2 and reached < len(self._recorded_runs):
+            return None  # format 1 stores raw inputs: only a whole session normalizes them
+        events = [r.normalized for r in self.runs]
+        events += [run.events for run in self._recorded_runs[reached:]]
+        inputs = [
+            run.input if cassette.version >= 2 or n >= reached else self._stored_input(n)
+            for n, run in enumerate(self._recorded_runs)
+        ]
+        refreshed = refreshed_cassette(cassette, events, inputs)
+        refreshed.http = cassette.http
+        text = dumps_cassette(refreshed, secrets=self.secrets)
+        changed = [
+            n
+            for n, r in enumerate(self.runs)
+            if n < len(self._recorded_runs)
+            and _canonical(r.normalized) != _canonical(self._recorded_runs[n].events)
+        ]
+        written = write_pending(self.path, text, changed)
+        _log.debug("%s: the changed events are kept in %s", self.path, written)
+        return written
+
+    def _stored_input(self, n: int) -> dict[str, Any]:
+        run = self.runs[n]
+        return run.normalized_input or run.input
+
+    def _save_cassette(self) -> Path | None:
         if self.refresh:
             written = self._save_refreshed()
             _log.debug(
@@ -490,7 +558,9 @@ class CassetteSession:
         cassette = Cassette(runs=runs, name=self.name, meta=meta, http=self._http_to_store())
         if self.path.exists():
             # An unchanged re-record leaves the file byte-identical (see recording.steady).
-            steady = steady_cassette(cassette, self.path, secrets=self.secrets)
+            steady = steady_cassette(
+                cassette, self.path, secrets=self.secrets, keep_date=not self.renew_recorded_at
+            )
             if steady is None:
                 _log.debug("%s: re-recorded unchanged, the file is left as it was", self.path)
                 return self.path
@@ -906,11 +976,17 @@ class CassetteSession:
                 # every provider request matched: only the agent's own events changed, which a
                 # refresh stores offline (no key, no network, no cost)
                 refresh = self.record_command.replace("--agui-record", "--agui-refresh")
+                self._events_changed = True
                 footer = (
                     "Every provider request matched the recording: only the agent's events "
                     "changed. If the change is intended, store the new events offline with "
                     f"`{refresh}` (no API key, no network; the recorded interactions are kept)."
                 )
+                if self.keep_pending:
+                    footer += (
+                        f"\nThe new events are kept in {pending_path(self.path)}: review and "
+                        "accept them with `agui-replay review`."
+                    )
             raise ReplayMismatchError("\n".join([header, *problems, footer]))
 
     def _refreshed_run(self, pending: _Pending, fake: FakeProvider, same: bool) -> None:

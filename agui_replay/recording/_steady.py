@@ -74,13 +74,16 @@ def _keep_offsets(new: Mapping[str, Any], old: Mapping[str, Any]) -> dict[str, A
     return {**new, "response": {**new["response"], "chunks": chunks}}
 
 
-def steady_cassette(new: Cassette, path: Path, *, secrets: Iterable[str]) -> Cassette | None:
+def steady_cassette(
+    new: Cassette, path: Path, *, secrets: Iterable[str], keep_date: bool = True
+) -> Cassette | None:
     """``new`` as it should be written over the cassette at ``path``, or ``None`` when the file
     already holds exactly that (leave it untouched).
 
     Chunk offsets of a response equal to the one at the same place in the file are kept; when
     everything else is equal, so are the file's ``recorded_at`` and ``library_version``. A
-    file that cannot be read is simply replaced.
+    file that cannot be read is simply replaced. ``keep_date=False`` (a stale cassette
+    re-recorded) writes ``new`` with its own ``recorded_at`` even then: the date is renewed.
     """
     try:
         before_text = path.read_text(encoding="utf-8")
@@ -93,6 +96,8 @@ def steady_cassette(new: Cassette, path: Path, *, secrets: Iterable[str]) -> Cas
             for n, i in enumerate(run.interactions)
         ]
     fresh = (new.recorded_at, new.library_version)
+    if not keep_date:
+        return new
     new.recorded_at, new.library_version = old.recorded_at, old.library_version
     secrets = list(secrets)
     if dumps_cassette(new, secrets=secrets) == before_text:
