@@ -122,12 +122,12 @@ def _verify_one(args: argparse.Namespace, path: str, out: TextIO) -> int:
 
 def _diff(args: argparse.Namespace, out: TextIO) -> int:
     from agui_replay.assertions import explain_stream_diff
-    from agui_replay.normalize import normalize_events
 
     left, right = load_recording(args.a), load_recording(args.b)
     a_events, b_events = left.events, right.events
+    a_state, b_state = state_at(left), state_at(right)
     if not args.raw:
-        a_events, b_events = normalize_events(a_events), normalize_events(b_events)
+        a_events, b_events, a_state, b_state = _normalize_pair(left, right, a_state, b_state)
     lines = explain_stream_diff(
         a_events, b_events, context=args.context, left_name=str(args.a), right_name=str(args.b)
     )
@@ -139,13 +139,116 @@ def _diff(args: argparse.Namespace, out: TextIO) -> int:
     out.write(color.red(lines[0]) + color.dim(f"  ({how})") + "\n")
     for line in lines[1:]:
         out.write(line + "\n")
-    a_state, b_state = state_at(left), state_at(right)
     ops = state_diff(a_state, b_state)
     if ops:
         out.write(f"final state differs: {_describe_ops(ops, None)}\n")
     else:
         out.write("final state: same\n")
     return EXIT_DIFFERENT
+
+
+def _input_ids(recording: Recording) -> set[str]:
+    """The message and tool-call ids a cassette's recorded inputs carry (the test chose them)."""
+    ids: set[str] = set()
+    for run in recording.runs:
+        messages = (run.input or {}).get("messages")
+        for message in messages if isinstance(messages, list) else ():
+            if isinstance(message, dict):
+                ids.update(v for k, v in message.items() if k in ("id", "toolCallId"))
+                for call in message.get("toolCalls") or ():
+                    if isinstance(call, dict) and isinstance(call.get("id"), str):
+                        ids.add(call["id"])
+    return {i for i in ids if isinstance(i, str)}
+
+
+def _normalize_pair(
+    left: Recording, right: Recording, a_state: Any, b_state: Any
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Any, Any]:
+    """Both streams normalized onto one set of names, with their final states.
+
+    Each side is normalized (ids already of the normalized form ``run-1-msg-1``, and the ids
+    the recorded inputs carry, stay as they are: fixed points), then the names the right side
+    minted are mapped onto the left side's names at the same places, so a raw capture and the
+    cassette of the same run compare equal even where the cassette's fixed points moved the
+    numbering (a normalized id a snapshot renamed, an input id).
+    """
+    from agui_replay.normalize import normalize_stream
+
+    keep = _input_ids(left) | _input_ids(right)
+    a = normalize_stream(left.events, preserve=keep, keep_raw=False)
+    b = normalize_stream(right.events, preserve=keep, keep_raw=False)
+    minted = {
+        new for kind, names in b.id_map.items() if kind != "payload" for new in names.values()
+    }
+    named = keep | _protocol_ids(a.events)
+    named |= {
+        new for kind, names in a.id_map.items() if kind != "payload" for new in names.values()
+    }
+    onto: dict[str, str] = {}
+    taken: set[str] = set()
+
+    def align(x: Any, y: Any) -> None:
+        if isinstance(x, dict) and isinstance(y, dict):
+            for key in x.keys() & y.keys():
+                align(x[key], y[key])
+        elif isinstance(x, list) and isinstance(y, list):
+            for u, v in zip(x, y, strict=False):
+                align(u, v)
+        elif (
+            isinstance(x, str)
+            and isinstance(y, str)
+            and x != y
+            and y in minted
+            and y not in onto
+            and x in named
+            and x not in taken
+        ):
+            onto[y] = x
+            taken.add(x)
+
+    for x, y in zip(a.events, b.events, strict=False):
+        if x.get("type") == y.get("type"):
+            align(x, y)
+    b_events = [_renamed(event, onto) for event in b.events]
+    a_names = _flat_map(a.id_map)
+    b_names = {old: onto.get(new, new) for old, new in _flat_map(b.id_map).items()}
+    return a.events, b_events, _renamed(a_state, a_names), _renamed(b_state, b_names)
+
+
+_ID_FIELDS = ("messageId", "parentMessageId", "toolCallId", "parentToolCallId")
+
+
+def _protocol_ids(events: list[dict[str, Any]]) -> set[str]:
+    """The ids in a stream's protocol fields (messages and tool calls, snapshots included)."""
+    ids: set[str] = set()
+    for event in events:
+        ids.update(v for k in _ID_FIELDS if isinstance(v := event.get(k), str))
+        for message in (
+            event.get("messages") or () if event.get("type") == "MESSAGES_SNAPSHOT" else ()
+        ):
+            if isinstance(message, dict):
+                ids.update(v for k in ("id", "toolCallId") if isinstance(v := message.get(k), str))
+                for call in message.get("toolCalls") or ():
+                    if isinstance(call, dict) and isinstance(call.get("id"), str):
+                        ids.add(call["id"])
+    return ids
+
+
+def _flat_map(id_map: dict[str, dict[str, str]]) -> dict[str, str]:
+    return {old: new for names in id_map.values() for old, new in names.items()}
+
+
+def _renamed(value: Any, names: dict[str, str]) -> Any:
+    """A copy of JSON-like ``value`` with each string that is a key of ``names`` replaced."""
+    if not names:
+        return value
+    if isinstance(value, dict):
+        return {k: _renamed(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, names) for v in value]
+    if isinstance(value, str):
+        return names.get(value, value)
+    return value
 
 
 # --- state ----------------------------------------------------------------------------------------

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import copy
 import html
+import random
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -274,3 +276,47 @@ def test_show_refuses_an_unknown_type_naming_the_known_ones(
     assert out == ""
     assert "--type TEXT_CONTENT: not an AG-UI event type" in err
     assert "TEXT_MESSAGE_CONTENT" in err
+
+
+# --- diff: a raw capture against the cassette of the same run --------------------------------
+
+
+def raw_capture(cassette: Path, target: Path, seed: int) -> Path:
+    """The run as the framework streamed it: the cassette's normalized ids back to random ones
+    (each id one UUID throughout, in events and payloads), saved as JSON lines."""
+    rng = random.Random(seed)
+    names: dict[str, str] = {}
+
+    def random_id(found: re.Match[str]) -> str:
+        return names.setdefault(found.group(0), str(uuid.UUID(int=rng.getrandbits(128))))
+
+    with target.open("w") as out:
+        for event in load_recording(cassette).events:
+            line = orjson.dumps(event).decode()
+            out.write(re.sub(r"run-\d+-(?:msg|call)-\d+", random_id, line) + "\n")
+    assert names, "the cassette has normalized ids"
+    return target
+
+
+def test_a_raw_capture_and_the_cassette_of_the_same_run_compare_equal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = raw_capture(LANGGRAPH, tmp_path / "raw.jsonl", seed=1)
+    for a, b in ((LANGGRAPH, raw), (raw, LANGGRAPH)):
+        code, out, _ = run_cli(capsys, "diff", a, b)
+        assert (code, out) == (0, "same: 67 event(s) (ids and timestamps normalized)\n")
+    other = raw_capture(LANGGRAPH, tmp_path / "other.jsonl", seed=2)
+    assert run_cli(capsys, "diff", raw, other)[0] == 0
+
+
+def test_diff_still_finds_a_real_difference_after_aligning_ids(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = raw_capture(LANGGRAPH, tmp_path / "raw.jsonl", seed=1)
+    changed = tmp_path / "changed.jsonl"
+    changed.write_text(raw.read_text().replace(" 6.21", " 6.20", 1))
+    code, out, _ = run_cli(capsys, "diff", LANGGRAPH, changed)
+    assert code == 1
+    assert "differ at event" in out
+    assert "6.21" in out
+    assert "6.20" in out
