@@ -1240,6 +1240,8 @@ class _Hooks:
                 write(f"  stale:    {entry}")
             if state.on_stale == "fail":
                 write("stale cassettes fail the session (agui_on_stale = fail)", red=True)
+            elif state.on_stale == "record":
+                write("set the provider's key variable to re-record them (agui_on_stale = record)")
             else:
                 write("re-record them with --agui-record (against the real provider)")
         for path in state.pruned:

@@ -109,12 +109,15 @@ def test_skip_then_end_of_input_leaves_it_and_reject_deletes_it(
     recorded = _changed(project, monkeypatch)
     code, out = review(capsys, monkeypatch, stdin="what\ns\n")
     assert code == 0
-    assert "unknown answer 'what'" in out and "1 skipped" in out
+    assert "unknown answer 'what'" in out
+    assert "1 skipped" in out
     assert PENDING.exists()
     code, out = review(capsys, monkeypatch, stdin="")  # end of input: quit
-    assert code == 0 and PENDING.exists()
+    assert code == 0
+    assert PENDING.exists()
     code, out = review(capsys, monkeypatch, stdin="r\n")
-    assert code == 0 and "1 rejected" in out
+    assert code == 0
+    assert "1 rejected" in out
     assert not PENDING.exists()
     assert HELLO.read_bytes() == recorded
     run(project, "-k", "test_hello").assert_outcomes(failed=1, deselected=1)  # still changed
@@ -132,7 +135,8 @@ def test_a_pending_change_of_a_changed_cassette_is_refused(
     assert "refused: its cassette cassettes/test_agent/test_hello.json changed since" in out
     assert PENDING.exists()
     code, out = review(capsys, monkeypatch, "--reject-all")
-    assert code == 0 and not PENDING.exists()
+    assert code == 0
+    assert not PENDING.exists()
 
 
 def test_nothing_pending(
