@@ -565,7 +565,9 @@ def loads_cassette(
         doc = loads_json(data)
     except JSONLimitError as exc:
         _text_of(text, src)  # a byte that is not UTF-8 has its own message
-        at = f" at line {exc.lineno}, column {exc.colno}" if exc.lineno is not None else ""
+        # json's own messages may end in "at" ("Unterminated string starting at"): one "at"
+        word = "" if exc.msg.rstrip().endswith(" at") else " at"
+        at = f"{word} line {exc.lineno}, column {exc.colno}" if exc.lineno is not None else ""
         raise CassetteError(
             f"not valid JSON: {exc.msg}{at}. " + _REWRITE_HINT, path=src, line=exc.lineno
         ) from None

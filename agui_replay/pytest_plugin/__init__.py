@@ -105,6 +105,8 @@ class _State:
     """Cassettes whose events ``--agui-refresh`` changed."""
     failed: set[str] = field(default_factory=set)
     """Cassettes not written: their recorded runs' upstream failed."""
+    mismatched: set[str] = field(default_factory=set)
+    """Cassettes whose replay failed (a mismatch, a blocked connection): not ``replayed``."""
     discarded: set[str] = field(default_factory=set)
     """Cassettes not written: their test failed (``record_on_failure`` keeps them)."""
     replayed: set[str] = field(default_factory=set)
@@ -148,6 +150,7 @@ class _State:
             "ignored": sorted(self.ignored),
             "failed": sorted(self.failed),
             "discarded": sorted(self.discarded),
+            "mismatched": sorted(self.mismatched),
             "claimed": sorted(self.claimed),
             "stems": sorted(self.stems),
             "whole_suite": self.whole_suite,
@@ -165,6 +168,7 @@ class _State:
         self.ignored.update(data.get("ignored", []))
         self.failed.update(data.get("failed", []))
         self.discarded.update(data.get("discarded", []))
+        self.mismatched.update(data.get("mismatched", []))
         self.claimed.update(data.get("claimed", []))
         self.stems.update(data.get("stems", []))
         self.whole_suite = self.whole_suite or bool(data.get("whole_suite"))
@@ -182,6 +186,8 @@ _TEMP_FILE = re.compile(r"\A\..+\.[0-9]+\.[0-9a-f]{8}\.tmp\Z", re.DOTALL)
 STALE_TEMP_SECONDS = 60.0
 """A temporary cassette file older than this was left by a killed process: removed."""
 _REPORTED = pytest.StashKey[int]()
+_REPLAY_FAILED = pytest.StashKey[bool]()
+"""The test's replay failed (its cassette is not counted ``replayed``)."""
 """How many of the test's guard violations a failure has reported so far."""
 _WORKER_KEY = "agui_replay"
 
@@ -661,7 +667,7 @@ def agui_cassette_path(request: pytest.FixtureRequest) -> Path:
     try:
         return _cassette_for(request.config.stash[_STATE], item)
     except pytest.UsageError as exc:  # a bad marker value: this test fails, the others run
-        pytest.fail(str(exc), pytrace=False)
+        raise pytest.fail.Exception(str(exc), pytrace=False) from None
 
 
 @pytest.fixture
@@ -691,7 +697,7 @@ def agui(
         else:
             mode = RecordMode.parse(agui_record_mode, source="the agui_record_mode fixture")
     except RecordModeError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        raise pytest.fail.Exception(str(exc), pytrace=False) from None
     renew = False
     if state.on_stale == "record" and mode is RecordMode.NONE and agui_secrets:
         # a provider key is set: a stale cassette is recorded again, with today's date
@@ -751,7 +757,7 @@ def agui(
             renew_recorded_at=renew,
         )
     except InvalidArgumentError as exc:  # a bad rule or id generator: this test fails alone
-        pytest.fail(f"{item.nodeid}: {exc}", pytrace=False)
+        raise pytest.fail.Exception(f"{item.nodeid}: {exc}", pytrace=False) from None
     # A replaying test is guarded from here to the end of this fixture's teardown: the fixtures
     # set up after this one (the agent's SDK client), the test, and their teardown. For as
     # long, the unset key variables hold placeholders (the SDKs demand a key; a replay sends
@@ -781,6 +787,8 @@ def agui(
                 state.failed.add(key)
             elif session.discarded:
                 state.discarded.add(key)
+            elif session.outcome == "replayed" and item.stash.get(_REPLAY_FAILED, False):
+                state.mismatched.add(key)
             elif session.outcome == "replayed":
                 state.replayed.add(key)
             if session.pending_path is not None:
@@ -968,6 +976,7 @@ class _Hooks:
             passed = True
         except failures as exc:
             self._note_missing(item, exc)
+            item.stash[_REPLAY_FAILED] = True
             # Our failures explain themselves; a traceback through the plugin would bury that.
             text = _marker_mode_note(item, f"{type(exc).__name__}: {exc}")
             raise pytest.fail.Exception(text, pytrace=False) from None
@@ -1126,7 +1135,7 @@ class _Hooks:
         from agui_replay.pytest_plugin._paths import folder_path
 
         folders = {_show_path(state, folder_path(root, f.split("/"))) for f in state.stems}
-        used = state.claimed | state.recorded | state.replayed
+        used = state.claimed | state.recorded | state.replayed | state.mismatched
         found: list[str] = []
         for path in sorted(root.rglob("*.json")):
             if path.name.startswith("."):
@@ -1188,6 +1197,7 @@ class _Hooks:
             or state.refreshed
             or state.failed
             or state.discarded
+            or state.mismatched
             or state.unused
             or state.pruned
             or state.stale_removed
@@ -1207,6 +1217,7 @@ class _Hooks:
             + (f", {len(state.pruned)} deleted" if state.pruned else "")
             + (f", {len(state.failed)} failed" if state.failed else "")
             + (f", {len(state.discarded)} not written" if state.discarded else "")
+            + (f", {len(state.mismatched)} did not replay" if state.mismatched else "")
         )
         write(counts)
         if state.ignored:
@@ -1218,6 +1229,8 @@ class _Hooks:
             write(f"  refreshed: {path} (events changed; interactions kept)")
         for path in sorted(state.failed):
             write(f"  failed:   {path} (the upstream failed; nothing written)", red=True)
+        for path in sorted(state.mismatched):
+            write(f"  did not replay: {path} (its test says why)", red=True)
         for path in sorted(state.discarded):
             write(
                 f"  not written: {path} (its test failed; record_on_failure=True keeps it)",

@@ -421,3 +421,41 @@ def test_a_sessions_error_in_a_users_own_test_points_at_the_users_line(
         ]
     )
     assert "_session.py" not in out
+
+
+# --- 9. small slips -----------------------------------------------------------------------------
+
+
+def test_a_broken_cassette_says_at_once(project: pytest.Pytester) -> None:
+    PARIS.parent.mkdir(parents=True)
+    PARIS.write_text('{\n  "version": 3,\n  "runs": [{"input": "unterminated', encoding="utf-8")
+    result = run(project)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*not valid JSON: Unterminated string starting at line 3*"])
+    assert "at at" not in result.stdout.str()
+
+
+def test_a_marker_typo_is_reported_once(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_weather=TEST_WEATHER.replace(
+            "def test_paris", '@pytest.mark.agui(recod_mode="once")\ndef test_paris'
+        )
+    )
+    result = run(project)
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    assert out.count("got unknown argument(s) recod_mode") == 1
+    assert "During handling of the above exception" not in out
+
+
+def test_a_failed_replay_is_not_counted_replayed(project: pytest.Pytester) -> None:
+    run(project, "--agui-record").assert_outcomes(passed=1)
+    project.makeconftest(CONFTEST.replace('model="gpt-4o"', 'model="gpt-4.1"'))
+    result = run(project)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*0 cassette(s) recorded, 0 replayed, 0 unused, 1 did not replay",
+            "*did not replay: cassettes/test_weather/test_paris.json (its test says why)",
+        ]
+    )
