@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
+import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from agui_replay.errors import ProviderError, RequestMismatchError, ScriptExhaustedError
@@ -83,11 +85,25 @@ def detect_api(path: str) -> Api | None:
 
 @dataclass
 class ReplayTurn:
-    """A turn that replays a recorded interaction byte for byte."""
+    """A turn that replays a recorded interaction byte for byte (or with ``faults``: what
+    :mod:`agui_replay.faults` builds, read by their fields)."""
 
     interaction: Interaction
     position: int
     realtime: bool = False
+    faults: list[Any] = field(default_factory=list)
+    answered: dict[int, int] = field(default_factory=dict)
+    """How many attempts each ``status`` / ``timeout`` fault (by its place in ``faults``) has
+    answered so far."""
+
+    def gate(self) -> Any | None:
+        """The ``status`` or ``timeout`` fault that answers this attempt, counted (``None``:
+        the recorded response is served now)."""
+        for i, fault in enumerate(self.faults):
+            if fault.kind in ("status", "timeout") and self.answered.get(i, 0) < fault.times:
+                self.answered[i] = self.answered.get(i, 0) + 1
+                return fault
+        return None
 
     def describe(self) -> str:
         r = self.interaction.request
@@ -157,6 +173,9 @@ class FakeProvider:
         self.served: list[bool] = []
         self.requests: list[ProviderRequest] = []
         self.errors: list[ProviderError] = []
+        self.fired: list[Any] = []
+        self._gates: dict[int, Any] = {}
+        """The faults of a replay (:mod:`agui_replay.faults`) that changed a response."""
         self._lock = threading.Lock()
         self._servers: list[LoopbackServer] = []
 
@@ -262,13 +281,18 @@ class FakeProvider:
         *,
         realtime: bool = False,
         match: MatchMode = "order",
+        faults: Iterable[Any] = (),
+        first_request: int = 0,
         **options: Any,
     ) -> FakeProvider:
         """A fake that replays recorded interactions (same chunk bytes and boundaries).
 
         ``realtime=True`` waits the recorded time between chunks; ``match`` is ``"order"``
         (request n must equal recorded request n), ``"unordered"`` (any unserved recorded request
-        that is equal) or ``"none"`` (serve in order, never compare).
+        that is equal) or ``"none"`` (serve in order, never compare). ``faults`` (built by
+        :mod:`agui_replay.faults`) change the responses of the interactions they name: a
+        fault's ``request`` counts from ``first_request`` (the interactions of a test's
+        earlier runs); the faults that fired are in :attr:`fired`.
         """
         fake = cls(match=match, **options)
         for i, it in enumerate(interactions):
@@ -278,6 +302,11 @@ class FakeProvider:
                 raise ProviderError(f"interaction #{i}: {exc}") from None
             fake.turns.append(ReplayTurn(inter, i, realtime))
             fake.served.append(False)
+        for fault in faults:
+            at = fault.request - first_request
+            turn = fake.turns[at] if 0 <= at < len(fake.turns) else None
+            if isinstance(turn, ReplayTurn):
+                turn.faults.append(fault)
         return fake
 
     # --- state --------------------------------------------------------------------------------
@@ -581,7 +610,7 @@ class FakeProvider:
             return self._fail(request, pick, 500)
         position, turn = pick
         if isinstance(turn, ReplayTurn):
-            return self._replay(turn)
+            return self._replay(turn, request)
         return request, turn, position
 
     def _serves(self, turn: Turn, provider: str | None, has_own: bool) -> bool:
@@ -630,13 +659,21 @@ class FakeProvider:
                 for i in pending:
                     t = self.turns[i]
                     if isinstance(t, ReplayTurn) and self._mismatch(request, t) is None:
-                        self.served[i] = True
-                        return i, t
+                        return i, self._serve(i, t, request)
             mismatch = self._mismatch(request, turn)
             if mismatch is not None:
                 return mismatch
-        self.served[first] = True
-        return first, turn
+        return first, self._serve(first, turn, request)
+
+    def _serve(self, i: int, turn: Turn, request: ProviderRequest) -> Turn:
+        # caller holds the lock. A status or timeout fault answers this attempt instead of
+        # the recording, which stays unserved for the client's retry.
+        gate = turn.gate() if isinstance(turn, ReplayTurn) else None
+        if gate is None:
+            self.served[i] = True
+        else:
+            self._gates[request.index] = gate
+        return turn
 
     def _mismatch(self, request: ProviderRequest, turn: ReplayTurn) -> RequestMismatchError | None:
         rec = turn.interaction.request
@@ -699,9 +736,13 @@ class FakeProvider:
         except ProviderError as exc:
             return self._fail(request, _wrap(exc, request, position), 500)
 
-    def _replay(self, turn: ReplayTurn) -> Plan:
+    def _replay(self, turn: ReplayTurn, request: ProviderRequest) -> Plan:
         resp = turn.interaction.response
         headers = [(k, v) for k, v in resp.headers.items() if k.lower() not in _DROP_ON_REPLAY]
+        with self._lock:
+            gate = self._gates.pop(request.index, None)
+        if gate is not None:
+            return self._gated(turn, gate)
         if resp.chunks:
             writes: list[tuple[float, bytes]] = []
             last = 0.0
@@ -709,12 +750,117 @@ class FakeProvider:
                 wait = max(0.0, c.offset - last) if turn.realtime else 0.0
                 last = c.offset
                 writes.append((wait, c.raw))
-            return Plan(resp.status, headers, writes, streaming=True)
-        return Plan(resp.status, headers, [(0.0, resp.text.encode("utf-8"))], streaming=False)
+            plan = Plan(resp.status, headers, writes, streaming=True)
+        else:
+            plan = Plan(resp.status, headers, [(0.0, resp.text.encode("utf-8"))], streaming=False)
+        for fault in turn.faults:
+            if fault.kind in ("cut", "malformed", "delay"):
+                self._apply(turn, plan, fault)
+        return plan
+
+    # --- faults (agui_replay.faults) on a replayed response -----------------------------------
+
+    def _fired(self, fault: Any) -> None:
+        with self._lock:
+            if not any(f is fault for f in self.fired):
+                self.fired.append(fault)
+
+    def _gated(self, turn: ReplayTurn, fault: Any) -> Plan:
+        """A ``status`` fault's error response, or a ``timeout`` fault's error raised as the
+        client's HTTP library raises a read timeout."""
+        self._fired(fault)
+        rec = turn.interaction.request
+        what = f"{fault.describe()} on {rec.method} {rec.path}"
+        if fault.kind == "timeout":
+            _log.debug("replaying %s: a read timeout", what)
+            raise _read_timeout(f"agui_replay fault: read timed out ({what})")
+        _log.debug("replaying %s: HTTP %s", what, fault.code)
+        return error_plan(
+            detect_api(rec.path),
+            fault.code,
+            f"agui_replay fault: HTTP {fault.code} ({what})",
+            headers=list(fault.headers),
+        )
+
+    def _apply(self, turn: ReplayTurn, plan: Plan, fault: Any) -> None:
+        writes = list(plan.body)
+        if fault.kind == "delay":
+            if writes:
+                wait, first = writes[0]
+                writes[0] = (wait + fault.seconds, first)
+        elif fault.kind == "cut":
+            writes = writes[: fault.after_chunks]
+            plan.cut = True
+        else:
+            n = fault.after_chunks
+            frame = _malformed_frame(turn.interaction, writes[max(0, n - 1) : n + 1])
+            writes.insert(min(n, len(writes)), (0.0, frame))
+        plan.body = writes
+        plan.notes.append(fault.describe())
+        self._fired(fault)
 
 
 def _strip_query(path: str) -> str:
     return path.split("?", 1)[0]
+
+
+_MALFORMED = '{"truncated": '
+_EVENT_LINE = re.compile(rb"^event: ?(\S+)", re.MULTILINE)
+
+
+def _malformed_frame(interaction: Interaction, around: list[tuple[float, bytes]]) -> bytes:
+    """A frame of the response's own framing whose JSON is cut short: an AWS event stream
+    message (Bedrock), else an SSE event named as the recorded events around it are
+    (Anthropic's ``content_block_delta``...; OpenAI's have no name)."""
+    content_type = interaction.response.headers.get("content-type", "")
+    if "eventstream" in content_type or detect_api(interaction.request.path) == "bedrock.converse":
+        from agui_replay._eventstream import encode_event
+
+        return encode_event("contentBlockDelta", _MALFORMED.encode())
+    names = [m.group(1) for _, raw in around for m in _EVENT_LINE.finditer(raw)]
+    named = [n for n in names if n not in (b"ping", b"message_stop", b"error")]
+    event = b"event: " + named[-1] + b"\n" if named else b""
+    return event + b"data: " + _MALFORMED.encode() + b"\n\n"
+
+
+_TIMEOUTS = {
+    "agui_replay.providers.transport._aiohttp": "aiohttp",
+    "agui_replay.providers.transport._urllib3": "urllib3",
+    "agui_replay.providers.transport._urllib": "socket",
+    "agui_replay.providers.transport._loopback": "socket",
+}
+
+
+def _read_timeout(message: str) -> BaseException:
+    """What the HTTP library that sent the request raises on a read timeout: the nearest
+    in-process transport on the stack (httpx2's or httpx's, aiohttp's, urllib3's,
+    http.client's) says which library that is."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module == "agui_replay.providers.transport._httpx":
+            owner = type(frame.f_locals.get("self")).__name__
+            if owner.startswith("Httpx2"):
+                import httpx2
+
+                return httpx2.ReadTimeout(message)
+            if owner.startswith("Httpx"):
+                import httpx
+
+                return httpx.ReadTimeout(message)
+        library = _TIMEOUTS.get(module)
+        if library == "aiohttp":
+            import aiohttp
+
+            return aiohttp.ServerTimeoutError(message)
+        if library == "urllib3":
+            from urllib3.exceptions import ReadTimeoutError
+
+            return ReadTimeoutError(None, "", message)  # type: ignore[arg-type]
+        if library == "socket":
+            break
+        frame = frame.f_back  # type: ignore[assignment]
+    return TimeoutError(message)  # socket.timeout
 
 
 def _match_ignore_rules(globs: Iterable[str]) -> tuple[tuple[str, ...], tuple[Any, ...]]:

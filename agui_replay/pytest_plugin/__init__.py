@@ -64,6 +64,7 @@ MARKER_KWARGS = (
     "match_on",
     "match_ignore",
     "record_on_failure",
+    "faults",
 )
 DEFAULT_DROP_HOSTS = (
     "api.agno.com",
@@ -81,7 +82,7 @@ _MARKER_DOC = (
     "secrets=(), normalize=True, "
     "match='order', freeze_time=True, hosts=(), intercept=True, deterministic_ids=True, "
     "id_generators=(), record_errors=False, ignore_hosts=(), drop_hosts=(), match_on=None, "
-    "match_ignore=(), record_on_failure=False): "
+    "match_ignore=(), record_on_failure=False, faults=()): "
     "agui-replay settings for "
     "this test; the marker wins over the command line and the conftest fixtures"
 )
@@ -110,6 +111,8 @@ class _State:
     discarded: set[str] = field(default_factory=set)
     """Cassettes not written: their test failed (``record_on_failure`` keeps them)."""
     replayed: set[str] = field(default_factory=set)
+    faulted: set[str] = field(default_factory=set)
+    """Tests that replayed with ``faults=`` (their events not compared with the recording)."""
     ignored: set[str] = field(default_factory=set)
     """Tests whose replays matched a provider request only with fields left out
     (``match_ignore``): ``"nodeid (run #0 request #0: /messages/0/content)"``."""
@@ -147,6 +150,7 @@ class _State:
             "recorded": sorted(self.recorded),
             "refreshed": sorted(self.refreshed),
             "replayed": sorted(self.replayed),
+            "faulted": sorted(self.faulted),
             "ignored": sorted(self.ignored),
             "failed": sorted(self.failed),
             "discarded": sorted(self.discarded),
@@ -165,6 +169,7 @@ class _State:
         self.recorded.update(data.get("recorded", []))
         self.refreshed.update(data.get("refreshed", []))
         self.replayed.update(data.get("replayed", []))
+        self.faulted.update(data.get("faulted", []))
         self.ignored.update(data.get("ignored", []))
         self.failed.update(data.get("failed", []))
         self.discarded.update(data.get("discarded", []))
@@ -749,6 +754,7 @@ def agui(
                 *_host_list(marker.get("drop_hosts", ())),
             ],
             match_on=_match_on(marker, list(request.config.getini("agui_match_on"))),
+            faults=_faults(item, marker),
             match_ignore=[
                 *request.config.getini("agui_match_ignore"),
                 *_text_list(marker.get("match_ignore", ())),
@@ -798,6 +804,8 @@ def agui(
                 from agui_replay._age import describe_age
 
                 state.stale.add(f"{key} ({describe_age(days)} old)")
+            if session.faults and session.outcome == "replayed":
+                state.faulted.add(item.nodeid)
             if session.ignored_matches:
                 state.ignored.add(f"{item.nodeid} ({'; '.join(session.ignored_matches)})")
     unreported = session.guard.violations[item.stash.get(_REPORTED, 0) :]
@@ -859,6 +867,29 @@ def _host_list(value: Any) -> list[str]:
 def _text_list(value: Any) -> list[str]:
     # marker match_ignore=: a string or a list of them
     return [value] if isinstance(value, str) else list(value)
+
+
+def _faults(item: pytest.Item, marker: dict[str, Any]) -> list[Any]:
+    # marker faults=: a fault of agui_replay.faults or a list of them
+    value = marker.get("faults")
+    if value is None:
+        return []
+    from agui_replay.faults import Fault
+
+    given = [value] if isinstance(value, Fault) else value
+    if isinstance(given, (str, bytes, Mapping)) or not hasattr(given, "__iter__"):
+        given = [given]
+    faults = list(given)
+    for i, fault in enumerate(faults):
+        if not isinstance(fault, Fault):
+            pytest.fail(
+                f"{item.nodeid}: @pytest.mark.{MARKER}(faults=[...]) item #{i} is "
+                f"{type(fault).__name__} {fault!r}; build each fault with agui_replay.faults: "
+                "faults.cut(after_chunks=N), faults.status(429), faults.delay(0.5), "
+                "faults.malformed(after_chunks=N) or faults.timeout()",
+                pytrace=False,
+            )
+    return faults
 
 
 def _match_on(marker: dict[str, Any], ini: list[str]) -> list[Any]:
@@ -1223,6 +1254,9 @@ class _Hooks:
         if state.ignored:
             tests = "test" if len(state.ignored) == 1 else "tests"
             write(f"replayed with ignored fields: {len(state.ignored)} {tests} (match_ignore)")
+        if state.faulted:
+            tests = "test" if len(state.faulted) == 1 else "tests"
+            write(f"replayed with faults: {len(state.faulted)} {tests}")
         for path in sorted(state.recorded):
             write(f"  recorded: {path}")
         for path in sorted(state.refreshed):
@@ -1242,6 +1276,8 @@ class _Hooks:
                 write(f"  replayed: {path}")
             for test in sorted(state.ignored):
                 write(f"  replayed with ignored fields: {test}")
+            for test in sorted(state.faulted):
+                write(f"  replayed with faults: {test}")
         if state.pending:
             write(f"pending changes: {len(state.pending)} (review with agui-replay review)")
             for path in sorted(state.pending):

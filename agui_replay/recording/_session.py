@@ -171,6 +171,7 @@ class CassetteSession:
         drop_hosts: Iterable[str] | None = None,
         match_on: Iterable[Any] = (),
         match_ignore: Iterable[str] = (),
+        faults: Iterable[Any] = (),
         keep_pending: bool = False,
         renew_recorded_at: bool = False,
     ) -> None:
@@ -187,6 +188,12 @@ class CassetteSession:
             from agui_replay.providers import FakeProvider
 
             FakeProvider(match_ignore=self.match_ignore)  # a bad glob fails here, not mid-run
+        self.faults = list(faults)
+        """Faults (:mod:`agui_replay.faults`) applied to the replayed provider responses: the
+        session then only replays, never writes the cassette, and leaves the events to the
+        test (they are not compared with the recorded ones)."""
+        self.fired_faults: list[Any] = []
+        """The faults that changed a response so far."""
         self.ignored_matches: list[str] = []
         """The provider requests of this session's replays that matched only with fields
         left out (``match_ignore``): ``"run #0 request #1: /messages/0/content"``."""
@@ -231,6 +238,8 @@ class CassetteSession:
         self._host_table: Any = None
         self.freeze_time = freeze_time
         self.mode = RecordMode.NONE if refresh else RecordMode.parse(mode)
+        if self.faults:  # a faulted replay never records nor refreshes
+            self.mode, self.refresh = RecordMode.NONE, False
         self._upstream = upstream
         self.secrets: list[str] = _usable_secrets(secrets)
         self.record_command = record_command or "pytest --agui-record"
@@ -292,6 +301,14 @@ class CassetteSession:
                         .replace("`pytest --agui-record`", f"`{self.record_command}`")
                     ) from None
                 self._recorded_runs = list(self._cassette.runs)
+            elif self.faults:
+                raise MissingCassetteError(
+                    "no cassette for this test: a test with faults= replays a recorded "
+                    "cassette and never records one. Record the conversation with a test "
+                    "without faults, and point this one at its cassette with "
+                    "`@pytest.mark.agui(cassette=...)`.",
+                    path=str(self.path),
+                )
             elif self.refresh:
                 raise MissingCassetteError(
                     "no cassette for this test: a refresh re-derives the events of a recorded "
@@ -486,6 +503,8 @@ class CassetteSession:
         return (self._cassette.recorded_at or None) if self._cassette is not None else None
 
     def _save(self) -> Path | None:
+        if self.faults:  # a faulted replay never writes
+            return None
         written = self._save_cassette()
         pending = pending_path(self.path)
         if self._events_changed and self.keep_pending and written is None:
@@ -649,6 +668,9 @@ class CassetteSession:
             raise ReplayMismatchError(self.tape.errors[0])
         if self.upstream_failures and not self.record_errors:
             raise UpstreamError(self.upstream_failures[0])
+        if self.faults:  # a faulted test may stop early: only its faults must have fired
+            self._check_fired()
+            return
         if not self._started or not self.replay_only:
             return
         used, held = len(self.runs), len(self._recorded_runs)
@@ -698,7 +720,13 @@ class CassetteSession:
         if pending.replay:
             pending.recorded = self._recorded_run(index)
             self._check_input(pending)
-            self.provider._replay(pending.recorded.interactions, self.match, self.match_ignore)
+            self.provider._replay(
+                pending.recorded.interactions,
+                self.match,
+                self.match_ignore,
+                faults=self.faults,
+                first_request=sum(len(r.interactions) for r in self._recorded_runs[:index]),
+            )
         else:
             if self.before_record is not None:
                 self.before_record()
@@ -859,11 +887,46 @@ class CassetteSession:
             raise NetworkBlockedError(
                 blocked[0] + (f" ({len(blocked) - 1} more)" if len(blocked) > 1 else "")
             )
-        if pending.replay:
+        if pending.replay and self.faults:
+            assert fake is not None
+            self._check_faulted(pending, fake)
+        elif pending.replay:
             assert pending.recorded is not None
             assert fake is not None
             self._compare(pending, record, fake, expected, same)
         return events
+
+    def _check_faulted(self, pending: _Pending, fake: FakeProvider) -> None:
+        """A faulted run: its events are the test's to check, not compared with the recording;
+        a provider request that differs from the recorded ones still fails the run."""
+        for fault in fake.fired:
+            if not any(fault is seen for seen in self.fired_faults):
+                self.fired_faults.append(fault)
+        if fake.errors:
+            shown = "\n".join(f"  {line}" for e in fake.errors for line in str(e).splitlines())
+            raise ReplayMismatchError(
+                f"{self.path}: run #{pending.index} (replayed with faults) made a provider "
+                f"request the recording does not have:\n{shown}\nA faulted replay serves only "
+                "the recorded requests: after the fault, the agent must send what it sent when "
+                "it was recorded, or stop (make the fault hit a later request, or record the "
+                "conversation the agent has after the fault)."
+            )
+
+    def _check_fired(self) -> None:
+        """Every fault changed a response: one that names a request the test never made
+        says so."""
+        unfired = [f for f in self.faults if not any(f is seen for seen in self.fired_faults)]
+        if not unfired:
+            return
+        made = sum(len(r.interactions) for r in self.runs)
+        held = sum(len(r.interactions) for r in self._recorded_runs)
+        listing = ", ".join(f.describe() for f in unfired)
+        raise ReplayMismatchError(
+            f"{self.path}: {len(unfired)} fault(s) never hit a response: {listing}. The "
+            f"test's {len(self.runs)} run(s) replay {made} recorded provider request(s) (the "
+            f"cassette holds {held}, counted from 0 over its runs); point request= at one the "
+            "test makes."
+        )
 
     def _upstream_failed(self, pending: _Pending) -> UpstreamError | None:
         """The error of a recorded run whose upstream failed (``None``: it did not, or the

@@ -272,11 +272,23 @@ class SessionProvider:
         )
 
     def _replay(
-        self, interactions: Sequence[Mapping[str, Any]], match: Any, ignore: Sequence[str] = ()
+        self,
+        interactions: Sequence[Mapping[str, Any]],
+        match: Any,
+        ignore: Sequence[str] = (),
+        *,
+        faults: Sequence[Any] = (),
+        first_request: int = 0,
     ) -> FakeProvider:
         from agui_replay.providers import FakeProvider
 
-        self.fake = FakeProvider.from_interactions(interactions, match=match, match_ignore=ignore)
+        self.fake = FakeProvider.from_interactions(
+            interactions,
+            match=match,
+            match_ignore=ignore,
+            faults=faults,
+            first_request=first_request,
+        )
         _SHARED.attach(self)  # requests to the process's loopback port come here now
         self._mode = "replay"
         return self.fake
