@@ -180,7 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="cap on any one pause between events (default: 5)",
     )
     serve.add_argument("--run", type=int, metavar="N", help="always serve run N")
-    serve.add_argument("--quiet", action="store_true", help="do not log requests to stderr")
+    serve.add_argument(
+        "--quiet", action="store_true", help="print only the URL line (no banner, no request log)"
+    )
     serve.set_defaults(handler=_serve)
 
     view = command(

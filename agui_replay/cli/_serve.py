@@ -88,8 +88,11 @@ class ReplayApp:
             await send({"type": "http.response.start", "status": 204, "headers": _CORS_HEADERS})
             await send({"type": "http.response.body", "body": b""})
             return
+        path = scope.get("path", "/")
         if method != "POST":
-            await self._refuse(send, 405, "POST a RunAgentInput JSON body to replay a run")
+            await self._refuse(
+                send, 405, "POST a RunAgentInput JSON body to replay a run", f"{method} {path}"
+            )
             return
         body = bytearray()
         while True:
@@ -98,21 +101,22 @@ class ReplayApp:
                 return
             body += message.get("body", b"")
             if len(body) > _MAX_REQUEST_BYTES:
-                await self._refuse(send, 413, "the request body is too large")
+                await self._refuse(send, 413, "the request body is too large", f"POST {path}")
                 return
             if not message.get("more_body"):
                 break
-        problem = _check_run_input(bytes(body))
+        problem, posted = _check_run_input(bytes(body))
         if problem is not None:
-            await self._refuse(send, 400, problem)
+            await self._refuse(send, 400, problem, f"POST {path}")
             return
         number = self.run if self.run is not None else self.requests % len(self.recording.runs)
         self.requests += 1
         run = self.recording.runs[number]
-        self._say(f"POST {scope.get('path', '/')} → run {number} ({len(run.events)} events)")
-        await self._stream(run, receive, send)
+        self._say(f"POST {path} → run {number} ({len(run.events)} events)")
+        await self._stream(run, _as_posted(run.events, posted), receive, send)
 
-    async def _refuse(self, send: Any, status: int, message: str) -> None:
+    async def _refuse(self, send: Any, status: int, message: str, request: str) -> None:
+        self._say(f"{request} → {status} refused: {message}")
         body = json.dumps(
             {"code": "INVALID_INPUT" if status == 400 else str(status), "message": message}
         )
@@ -122,7 +126,9 @@ class ReplayApp:
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body.encode()})
 
-    async def _stream(self, run: RecordedRun, receive: Any, send: Any) -> None:
+    async def _stream(
+        self, run: RecordedRun, events: list[WireEvent], receive: Any, send: Any
+    ) -> None:
         headers = [
             (b"content-type", b"text/event-stream"),
             (b"cache-control", b"no-cache"),
@@ -141,7 +147,7 @@ class ReplayApp:
         try:
             await send({"type": "http.response.start", "status": 200, "headers": headers})
             for delay, event in zip(
-                _event_delays(run.events, self.speed, self.max_gap), run.events, strict=True
+                _event_delays(run.events, self.speed, self.max_gap), events, strict=True
             ):
                 if delay > 0:
                     with contextlib.suppress(asyncio.TimeoutError):
@@ -166,7 +172,8 @@ class ReplayApp:
             self._say(f"  client disconnected after {sent} of {len(run.events)} event(s)")
 
 
-def _check_run_input(body: bytes) -> str | None:
+def _check_run_input(body: bytes) -> tuple[str | None, dict[str, Any]]:
+    """The problem with a posted body (``None`` when it is a valid input), and the body."""
     from pydantic import ValidationError
 
     from agui_replay._compat import input_model
@@ -174,16 +181,34 @@ def _check_run_input(body: bytes) -> str | None:
     try:
         data = json.loads(body or b"null")
     except ValueError as exc:
-        return f"the request body is not JSON: {exc}"
+        return f"the request body is not JSON: {exc}", {}
     if not isinstance(data, dict):
-        return "the request body must be a RunAgentInput JSON object"
+        return "the request body must be a RunAgentInput JSON object", {}
     try:
         input_model(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        return f"not a valid RunAgentInput: {where}: {first['msg']}"
-    return None
+        return f"not a valid RunAgentInput: {where}: {first['msg']}", {}
+    return None, data
+
+
+def _as_posted(events: Sequence[WireEvent], posted: dict[str, Any]) -> list[WireEvent]:
+    """The recorded events carrying the posted ``threadId`` and ``runId`` in place of the
+    recorded ones (a front end checks that the stream answers the run it started)."""
+    first = events[0] if events else {}
+    names: dict[str, dict[Any, Any]] = {}
+    for key in ("threadId", "runId"):
+        recorded, wanted = first.get(key), posted.get(key)
+        if first.get("type") == "RUN_STARTED" and isinstance(wanted, str) and recorded != wanted:
+            names[key] = {recorded: wanted}
+    if not names:
+        return list(events)
+    out = []
+    for event in events:
+        changed = {k: m[event[k]] for k, m in names.items() if k in event and event[k] in m}
+        out.append({**event, **changed} if changed else event)
+    return out
 
 
 def replay_app(
@@ -237,15 +262,17 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         timing = "instant" if args.speed == 0 else f"speed {args.speed:g}"
         out.write(f"{url}\n")
         out.flush()
-        sys.stderr.write(
-            f"serving {recording.path} ({len(recording.runs)} run(s), {timing}) at {url} "
-            "— POST a RunAgentInput; Ctrl-C stops\n"
-        )
-        sys.stderr.flush()
+        if not args.quiet:  # --quiet: the URL line only (tools read it)
+            sys.stderr.write(
+                f"serving {recording.path} ({len(recording.runs)} run(s), {timing}) at {url} "
+                "— POST a RunAgentInput; Ctrl-C stops\n"
+            )
+            sys.stderr.flush()
         _run_until_signal(server, sock)
     finally:
         sock.close()
-    sys.stderr.write("stopped\n")
+    if not args.quiet:
+        sys.stderr.write("stopped\n")
     return EXIT_OK
 
 

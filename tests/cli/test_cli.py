@@ -526,13 +526,21 @@ def test_the_replay_endpoint_streams_each_recorded_run_in_turn(board: dict[str, 
         assert preflight.headers["access-control-allow-origin"] == "*"
 
 
+def as_posted(events: list[dict[str, Any]], body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The recorded events with the posted threadId/runId, as `serve` streams them."""
+    first = events[0]
+    names = {k: {first[k]: body[k]} for k in ("threadId", "runId")}
+    return [{**e, **{k: m[e[k]] for k, m in names.items() if e.get(k) in m}} for e in events]
+
+
 def test_a_fixed_run_is_served_for_every_request(board: dict[str, Any]) -> None:
     cassette = board["cassette"]
     app = replay_app(load_recording(board["path"]), run=2, speed=0)
     with serve(app) as url, httpx.Client(timeout=10.0) as http:
         for _ in range(2):
             response = http.post(url, json=cassette.runs[0].input)
-            assert decode_sse(response.content) == cassette.runs[2].events
+            expected = as_posted(cassette.runs[2].events, cassette.runs[0].input)
+            assert decode_sse(response.content) == expected
 
 
 def test_recorded_timing_is_scaled_by_speed_and_capped() -> None:
@@ -569,7 +577,8 @@ def test_the_console_script_serves_and_stops_cleanly_on_sigterm(board: dict[str,
         url = process.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:")
         response = httpx.post(url, json=cassette.runs[0].input, timeout=10.0)
-        assert decode_sse(response.content) == cassette.runs[1].events
+        expected = as_posted(cassette.runs[1].events, cassette.runs[0].input)
+        assert decode_sse(response.content) == expected
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=10)
     finally:

@@ -7,15 +7,20 @@ import copy
 import html
 import random
 import re
+import signal
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 
 from agui_replay.cassette import load_recording, walk
 from agui_replay.cli import main
+from agui_replay.sse import decode_sse
 from tests.cli.test_viewer_browser import CHROMIUM_FLAGS, _chromium
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -320,3 +325,90 @@ def test_diff_still_finds_a_real_difference_after_aligning_ids(
     assert "differ at event" in out
     assert "6.21" in out
     assert "6.20" in out
+
+
+# --- serve: the posted ids, refusals logged, --quiet ------------------------------------------
+
+SCRIPT = Path(sys.executable).with_name("agui-replay")
+
+
+def start_serving(*argv: str) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [str(SCRIPT), "serve", *argv, "--speed", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    return process, process.stdout.readline().strip()
+
+
+def stop(process: subprocess.Popen[str]) -> tuple[str, str]:
+    process.send_signal(signal.SIGTERM)
+    try:
+        out, err = process.communicate(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, err
+    return out, err
+
+
+def test_serve_streams_the_posted_thread_and_run_ids() -> None:
+    body = {
+        "threadId": "my-thread",
+        "runId": "front-end-run-7",
+        "state": {},
+        "messages": [{"id": "u1", "role": "user", "content": "How much is 10 km in miles?"}],
+        "tools": [],
+        "context": [],
+        "forwardedProps": {},
+    }
+    process, url = start_serving(str(LANGGRAPH))
+    try:
+        response = httpx.post(url, json=body, timeout=10.0)
+    finally:
+        stop(process)
+    events = decode_sse(response.content)
+    recorded = load_recording(LANGGRAPH).events
+    assert len(events) == len(recorded)
+    started, finished = events[0], events[-1]
+    assert (started["type"], started["threadId"], started["runId"]) == (
+        "RUN_STARTED",
+        "my-thread",
+        "front-end-run-7",
+    )
+    assert (finished["type"], finished["threadId"], finished["runId"]) == (
+        "RUN_FINISHED",
+        "my-thread",
+        "front-end-run-7",
+    )
+    assert not [e for e in events if e.get("runId") == "run-1" or e.get("threadId") == "roads"]
+    # Everything else is as recorded.
+    assert [{k: v for k, v in e.items() if k not in ("threadId", "runId")} for e in events] == [
+        {k: v for k, v in e.items() if k not in ("threadId", "runId")} for e in recorded
+    ]
+
+
+def test_serve_logs_each_refused_request_in_one_line() -> None:
+    process, url = start_serving(str(LANGGRAPH))
+    try:
+        assert httpx.get(url, timeout=10.0).status_code == 405
+        assert httpx.post(url, json={"threadId": "t"}, timeout=10.0).status_code == 400
+    finally:
+        _, err = stop(process)
+    refused = [line for line in err.splitlines() if "refused" in line]
+    assert len(refused) == 2, err
+    assert refused[0].startswith("GET / → 405 refused: POST a RunAgentInput")
+    assert refused[1].startswith("POST / → 400 refused: not a valid RunAgentInput")
+
+
+def test_serve_quiet_prints_the_url_line_only() -> None:
+    process, url = start_serving(str(LANGGRAPH), "--quiet")
+    try:
+        assert url.startswith("http://127.0.0.1:")
+        assert httpx.get(url, timeout=10.0).status_code == 405
+    finally:
+        out, err = stop(process)
+    assert (out, err) == ("", "")
