@@ -331,9 +331,16 @@ class _References:
 
     def update(self, function: Any) -> list[tuple[Any, str]]:
         for module in list(sys.modules.values()):
-            if not isinstance(module, types.ModuleType) or module in self.read:
+            if not isinstance(module, types.ModuleType):
                 continue
-            self.read.add(module)  # a module imported again (pytester) is another object
+            try:
+                if module in self.read:
+                    continue
+                self.read.add(module)  # a module imported again (pytester) is another object
+            except TypeError:
+                # A module object that takes no weak reference (cffi's compiled ``Lib``) holds
+                # C functions of its own library, never a Python-level id generator.
+                continue
             try:
                 held = [n for n, v in vars(module).items() if v is function]
             except TypeError:
