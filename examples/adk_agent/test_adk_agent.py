@@ -78,7 +78,8 @@ def google_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """ADK's client needs a key to be built; a replay sends it nowhere. A real key in the
     environment (to record against Gemini) is kept, and scrubbed from the cassette. The stand-in
     is as long as a key: a shorter value is not scrubbed, and the plugin warns about it."""
-    monkeypatch.setenv("GOOGLE_API_KEY", os.environ.get("GOOGLE_API_KEY", "adk-example-placeholder"))
+    key = os.environ.get("GOOGLE_API_KEY", "adk-example-placeholder")
+    monkeypatch.setenv("GOOGLE_API_KEY", key)
 
 
 def tool_calls(events: list[dict[str, Any]]) -> list[tuple[str, Any]]:
