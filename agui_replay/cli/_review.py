@@ -19,13 +19,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agui_replay._age import age_days, describe_age
+from agui_replay._pending import PENDING_SUFFIX, pending_path
 from agui_replay.assertions import explain_stream_diff
 from agui_replay.cassette import atomic_write_text, load_cassette, loads_cassette
 from agui_replay.cli._common import EXIT_DIFFERENT, EXIT_OK, _UsageError
 from agui_replay.errors import CassetteError
-
-PENDING_SUFFIX = ".pending"
-"""The suffix of a pending change beside its cassette (as the recording session writes it)."""
 
 _ANSWERS = {"a": "accept", "r": "reject", "s": "skip", "q": "quit"}
 
@@ -42,7 +40,7 @@ def _pending_files(root: Path) -> list[Path]:
     if root.is_file():
         if root.name.endswith(PENDING_SUFFIX):
             return [root]
-        beside = root.with_name(root.name + PENDING_SUFFIX)
+        beside = pending_path(root)
         return [beside] if beside.is_file() else []
     if not root.is_dir():
         raise _UsageError(

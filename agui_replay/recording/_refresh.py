@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agui_replay._pending import PENDING_SUFFIX, pending_path
 from agui_replay.cassette import Cassette, atomic_write_text
 
 __all__ = [
@@ -29,9 +30,6 @@ __all__ = [
     "refreshed_cassette",
     "write_pending",
 ]
-
-PENDING_SUFFIX = ".pending"
-"""A pending change sits beside its cassette: ``NAME.json.pending``."""
 
 
 def refresh_refused(path: Any, index: int, what: str, detail: str, command: str) -> str:
@@ -61,11 +59,6 @@ def refreshed_cassette(
         for n, run in enumerate(old.runs)
     ]
     return Cassette(runs=runs, name=old.name, meta=old.meta, recorded_at=old.recorded_at)
-
-
-def pending_path(cassette: Path) -> Path:
-    """Where the pending change of ``cassette`` is kept (``NAME.json.pending``)."""
-    return cassette.with_name(cassette.name + PENDING_SUFFIX)
 
 
 def write_pending(cassette: Path, refreshed_text: str, runs: Sequence[int]) -> Path:

@@ -290,8 +290,7 @@ class HttpTape:
         origin: str | None = None,
     ) -> Plan:
         url = f"{origin or ''}{target}"
-        parts = urlsplit(url)
-        if parts.hostname and self.drop.provider_for(parts.hostname, parts.port) is not None:
+        if self._drops(url):
             self.dropped.append(f"{method} {url}")
             return Plan(204, [], [], streaming=False)
         if self.mode == "replay":
@@ -309,15 +308,18 @@ class HttpTape:
         origin: str | None = None,
     ) -> Plan:
         url = f"{origin or ''}{target}"
-        parts = urlsplit(url)
-        if self.mode == "record" and not (
-            parts.hostname and self.drop.provider_for(parts.hostname, parts.port) is not None
-        ):
+        if self.mode == "record" and not self._drops(url):
             return await self._arecord(method, url, headers, body)
         plan = self.handle(method, target, headers, body, provider=provider, origin=origin)
         if isinstance(plan.body, _Served):
             plan.abody = plan.body.areplay()
         return plan
+
+    def _drops(self, url: str) -> bool:
+        """Whether ``url``'s host is one to answer locally, never sent nor recorded."""
+        parts = urlsplit(url)
+        host = parts.hostname
+        return host is not None and self.drop.provider_for(host, parts.port) is not None
 
     def _request(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes
