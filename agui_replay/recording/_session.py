@@ -30,6 +30,7 @@ from agui_replay.cassette import (
 from agui_replay.errors import AguiReplayError, CassetteError
 from agui_replay.events import WireEvent
 from agui_replay.normalize import Normalizer, Rule, as_rules
+from agui_replay.recording._clock import frozen_clock
 from agui_replay.recording._guard import NetworkGuard
 from agui_replay.recording._ids import DeterministicIds
 from agui_replay.recording._modes import (
@@ -734,20 +735,10 @@ class CassetteSession:
         return pending
 
     def _clock(self) -> contextlib.AbstractContextManager[Any]:
-        """The wall clock frozen at :attr:`freeze_time` for a run (time-machine, if installed).
-
-        Recording and replay see the same instant, so an agent that writes the date into a
-        prompt or a state sends the same request both times. time-machine leaves
-        ``time.monotonic`` running: asyncio timers and HTTP timeouts keep working.
-        """
+        """The wall clock frozen at :attr:`freeze_time` for a run (see ``recording._clock``)."""
         if self.freeze_time is False:
             return contextlib.nullcontext()
-        try:
-            import time_machine
-        except ImportError:
-            return contextlib.nullcontext()
-        instant = DEFAULT_FROZEN_TIME if self.freeze_time is True else self.freeze_time
-        return time_machine.travel(instant, tick=False)
+        return frozen_clock(DEFAULT_FROZEN_TIME if self.freeze_time is True else self.freeze_time)
 
     @contextlib.contextmanager
     def _running(self, pending: _Pending) -> Iterator[None]:

@@ -12,6 +12,7 @@ instance metadata address (169.254.169.254), and no replay opens a connection at
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import subprocess
@@ -63,6 +64,7 @@ def no_metadata_service():
 """
 
 AGENT = """
+import datetime
 import json
 
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
@@ -325,4 +327,53 @@ def test_replay_needs_no_credentials_and_never_asks_the_metadata_service(
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(my_agent=textwrap.dedent(AGENT), test_checks=textwrap.dedent(CHECKS))
     _record(pytester, no_aws)
+    _replay(pytester)
+
+
+CLOCKS = """
+import datetime
+
+import boto3
+from botocore.config import Config
+
+from my_agent import chat
+
+SEEN = []
+
+
+def test_chat(agui):
+    client = boto3.client(
+        "bedrock-runtime", region_name="us-east-1", config=Config(retries={"total_max_attempts": 1})
+    )
+
+    def agent(ctx):
+        SEEN.append(datetime.datetime.now(datetime.timezone.utc))
+        chat(client)(ctx)
+
+    agui.run(agent, "hello there")
+    assert [moment.year for moment in SEEN] == [2025]  # the run sees the frozen instant
+
+
+def test_seen_again(agui):  # the second test keeps PASSED at 2
+    agui.run(lambda ctx: ctx.say("no model call"))
+"""
+
+
+def test_the_frozen_clock_does_not_reach_the_sigv4_signature(
+    pytester: pytest.Pytester, no_aws: pytest.MonkeyPatch
+) -> None:
+    # AWS refuses a request signed minutes away from its own clock: recording from AWS itself
+    # with the default frozen clock works only if botocore signs with the real time.
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(my_agent=textwrap.dedent(AGENT), test_clocks=textwrap.dedent(CLOCKS))
+    before = datetime.datetime.now(datetime.timezone.utc)
+    upstream = _record(pytester, no_aws)
+    after = datetime.datetime.now(datetime.timezone.utc)
+    signed = datetime.datetime.strptime(
+        upstream.requests[0].headers["x-amz-date"], "%Y%m%dT%H%M%SZ"
+    ).replace(tzinfo=datetime.timezone.utc)
+    assert before - datetime.timedelta(seconds=1) <= signed <= after
+    import botocore.auth  # restored after the run: the next test's client freezes as usual
+
+    assert botocore.auth.get_current_datetime is botocore.compat.get_current_datetime
     _replay(pytester)
