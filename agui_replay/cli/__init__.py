@@ -20,17 +20,13 @@ from 0 as in ``runs[0]`` of a cassette.
 from __future__ import annotations
 
 from agui_replay._lazy import claim
-from agui_replay.cli._examples import ExamplesReport, ExampleTest, replay_examples
 from agui_replay.cli._parser import main
 from agui_replay.cli._serve import ReplayApp, replay_app
 
 __all__ = [
-    "ExampleTest",
-    "ExamplesReport",
     "ReplayApp",
     "main",
     "replay_app",
-    "replay_examples",
 ]
 
 claim(__name__, [globals()[name] for name in __all__ if name in globals()])
