@@ -16,6 +16,7 @@ from agui_replay.errors import (
     TargetError,
     UpstreamError,
 )
+from agui_replay.recording._botocore import placeholder_credentials
 
 __all__ = [
     "DEFAULT_FROZEN_TIME",
@@ -157,12 +158,15 @@ def secrets_from_env(names: Iterable[str] = DEFAULT_SECRET_ENV) -> list[str]:
 def placeholder_env(placeholders: Mapping[str, str] = PLACEHOLDER_ENV) -> Iterator[list[str]]:
     """For the block, each variable of ``placeholders`` that is unset holds its placeholder
     (see :data:`PLACEHOLDER_ENV`); yields the names set. Afterwards those are unset again,
-    unless something changed them meanwhile (then the new value stays)."""
+    unless something changed them meanwhile (then the new value stays). A boto3 client built
+    earlier with no credentials at all signs with the placeholder AWS ones meanwhile."""
     added = [name for name in placeholders if name not in os.environ]
     for name in added:
         os.environ[name] = placeholders[name]
+    aws = (PLACEHOLDER_ENV["AWS_ACCESS_KEY_ID"], PLACEHOLDER_ENV["AWS_SECRET_ACCESS_KEY"])
     try:
-        yield added
+        with placeholder_credentials(*aws):  # a boto3 client built before, with none
+            yield added
     finally:
         for name in added:
             if os.environ.get(name) == placeholders[name]:

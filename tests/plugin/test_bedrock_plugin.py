@@ -377,3 +377,37 @@ def test_the_frozen_clock_does_not_reach_the_sigv4_signature(
 
     assert botocore.auth.get_current_datetime is botocore.compat.get_current_datetime
     _replay(pytester)
+
+
+EARLY = """
+import boto3
+from botocore.config import Config
+
+from my_agent import chat
+
+# built at import, as applications do: in a replay with no AWS variable it has no credentials
+CLIENT = boto3.client(
+    "bedrock-runtime", region_name="us-east-1", config=Config(retries={"total_max_attempts": 1})
+)
+
+
+def test_chat(agui):
+    events = agui.run(chat(CLIENT), "hello there")
+    assert [e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT"][0] == "echo:"
+
+
+def test_again(agui):
+    events = agui.run(chat(CLIENT), "hello again")
+    assert [e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT"][-1] == " again"
+"""
+
+
+def test_a_client_built_at_import_with_no_credentials_replays(
+    pytester: pytest.Pytester, no_aws: pytest.MonkeyPatch
+) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(my_agent=textwrap.dedent(AGENT), test_early=textwrap.dedent(EARLY))
+    _record(pytester, no_aws)
+    for module in ("test_early", "my_agent"):  # imported again, as in a new process
+        sys.modules.pop(module, None)
+    _replay(pytester)
