@@ -153,13 +153,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = command(
         "serve",
-        "serve a recording as a live AG-UI endpoint on loopback",
-        "Serve a recording as an AG-UI endpoint: POST any RunAgentInput and the recorded "
-        "events of a run stream back as SSE. The n-th request gets run n (wrapping), unless "
-        "--run fixes one. Events with timestamps keep their recorded pacing, scaled by "
-        "--speed. Prints the URL on stdout; Ctrl-C or SIGTERM stops it.",
+        "serve recordings as a live AG-UI endpoint on loopback",
+        "Serve a recording, or a folder of cassettes, as an AG-UI endpoint: POST a "
+        "RunAgentInput and the recorded run whose input matches it streams back as SSE. Inputs "
+        "match on their messages and resume, ids normalized (renamed in order of first "
+        "appearance, as the normalize module does), so a front end's own thread, run and "
+        "message ids do not matter; among matching runs the posted thread's recorded "
+        "conversation comes first, then file order. An input no run matches gets a 404 naming "
+        "the closest run and the first difference. Recordings without inputs (SSE captures, "
+        "JSON lines) are served in order: the n-th request gets run n. Events with timestamps "
+        "keep their recorded pacing, scaled by --speed. Faults for a front end's error states: "
+        "--cut-after drops the connection, --error-after sends a RUN_ERROR, --delay holds the "
+        "first event. Prints the URL on stdout; Ctrl-C or SIGTERM stops it.",
     )
-    serve.add_argument("file", help="cassette, SSE capture or JSON lines")
+    serve.add_argument(
+        "file",
+        help="cassette, SSE capture or JSON lines; a folder means every cassette (*.json) in it",
+    )
     serve.add_argument(
         "--host",
         default="127.0.0.1",
@@ -179,7 +189,36 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="cap on any one pause between events (default: 5)",
     )
-    serve.add_argument("--run", type=int, metavar="N", help="always serve run N")
+    serve.add_argument(
+        "--run",
+        type=int,
+        metavar="N",
+        help="always serve run N, whatever is posted (a folder's runs count across its files)",
+    )
+    serve.add_argument(
+        "--in-order",
+        action="store_true",
+        help="ignore the posted input: the n-th request gets run n (wrapping around)",
+    )
+    serve.add_argument(
+        "--delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long before the first event of every run (a slow agent)",
+    )
+    serve.add_argument(
+        "--cut-after",
+        type=int,
+        metavar="N",
+        help="drop the connection after N events: the client's fetch fails mid-stream",
+    )
+    serve.add_argument(
+        "--error-after",
+        type=int,
+        metavar="N",
+        help="send a RUN_ERROR (code INJECTED_FAULT) after N events and end the stream",
+    )
     serve.add_argument(
         "--quiet", action="store_true", help="print only the URL line (no banner, no request log)"
     )

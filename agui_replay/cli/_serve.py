@@ -1,4 +1,9 @@
-"""``agui-replay serve``: a recording as a live AG-UI endpoint on loopback (an ASGI app)."""
+"""``agui-replay serve``: recordings as a live AG-UI endpoint on loopback (an ASGI app).
+
+Each posted ``RunAgentInput`` gets the recorded run whose input matches it
+(:mod:`agui_replay.cli._serve_match`); faults (a cut connection, a RUN_ERROR, a slow start) let
+a front end's error and loading states be tested against the same recordings.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +11,19 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import math
 import signal
 import socket
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
-from agui_replay.cassette import RecordedRun, Recording, load_recording
-from agui_replay.cli._common import EXIT_OK, _select_runs, _UsageError
+from agui_replay.cassette import Recording, load_recording
+from agui_replay.cli._common import EXIT_OK, _UsageError
+from agui_replay.cli._serve_match import Choice, RunMatcher, ServedRun, input_view
+from agui_replay.errors import InvalidArgumentError
 from agui_replay.events import WireEvent
 from agui_replay.sse import encode_sse
 
@@ -49,31 +58,121 @@ _CORS_HEADERS = [
     (b"access-control-allow-methods", b"POST, OPTIONS"),
     (b"access-control-allow-headers", b"*"),
 ]
+# Chromium lets a page call a loopback server only when the server's preflight says it accepts
+# calls from other networks (Private Network Access).
+_PRIVATE_NETWORK = (b"access-control-allow-private-network", b"true")
+
+FAULT_CODE = "INJECTED_FAULT"
+"""The ``code`` of the RUN_ERROR ``--error-after`` sends."""
+NO_MATCH_CODE = "NO_MATCHING_RUN"
+"""The ``code`` of the 404 answer to an input no recorded run matches."""
+
+
+class _ConnectionCut(Exception):
+    """Raised mid-stream by ``--cut-after``: the ASGI server drops the connection (an ASGI app
+    that fails after its response started is cut off, not ended)."""
+
+
+class _QuietCut(logging.Filter):
+    """Keeps uvicorn from logging a planned cut as an error with a traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], _ConnectionCut))
+
+
+_QUIET_CUT = _QuietCut()
+
+
+def _served_runs(recordings: Sequence[Recording], root: Path | None) -> list[ServedRun]:
+    """Every run of the recordings, numbered across them, each with its normalized input."""
+    served: list[ServedRun] = []
+    for recording in recordings:
+        name = ""
+        if len(recordings) > 1 or root is not None:
+            where = recording.path
+            if root is not None:
+                with contextlib.suppress(ValueError):
+                    where = recording.path.relative_to(root)
+            name = f"{where} "
+        for run in recording.runs:
+            view = input_view(run.input) if isinstance(run.input, dict) else None
+            served.append(
+                ServedRun(len(served), recording.path, run, f"{name}run {run.index}", view)
+            )
+    return served
+
+
+def _count_option(name: str, value: int | None) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise InvalidArgumentError(f"{name} must be a whole number of events >= 0, not {value!r}")
 
 
 class ReplayApp:
     """An ASGI app that answers every POSTed ``RunAgentInput`` with a recorded run as SSE.
 
-    Without ``run``, the n-th request gets run ``n`` (wrapping around), so a front end can
-    play a whole recorded conversation in order. Timing follows the events' ``timestamp``
-    fields scaled by ``speed`` (``0``: as fast as possible), each gap capped at ``max_gap``.
+    ``recording`` is one recording or several (a folder of cassettes). Each request gets the
+    run whose recorded input matches the posted one (thread, messages and resume, with ids
+    normalized; see ``agui-replay serve --help``); runs recorded without an input are served
+    in order, and an input no recorded run matches gets a 404 naming the closest run and the
+    first difference. ``in_order=True`` ignores the inputs: the n-th request gets run ``n``
+    (wrapping around); ``run`` serves one run (numbered across the recordings) every time.
+
+    Timing follows the events' ``timestamp`` fields scaled by ``speed`` (``0``: as fast as
+    possible), each gap capped at ``max_gap``, after ``delay`` seconds before the first event.
+    Faults: ``cut_after=N`` drops the connection after N events (no clean end of the stream),
+    ``error_after=N`` sends a RUN_ERROR (code ``INJECTED_FAULT``) after N events and ends it.
     """
 
     def __init__(
         self,
-        recording: Recording,
+        recording: Recording | Sequence[Recording],
         *,
         run: int | None = None,
         speed: float = 1.0,
         max_gap: float = 5.0,
         log: TextIO | None = None,
+        delay: float = 0.0,
+        cut_after: int | None = None,
+        error_after: int | None = None,
+        in_order: bool = False,
+        root: Path | None = None,
     ) -> None:
-        self.recording = recording
-        self.run = run
+        recordings = [recording] if isinstance(recording, Recording) else list(recording)
+        if not recordings:
+            raise InvalidArgumentError("ReplayApp needs at least one recording to serve")
+        _count_option("cut_after", cut_after)
+        _count_option("error_after", error_after)
+        if cut_after is not None and error_after is not None:
+            raise InvalidArgumentError(
+                "cut_after and error_after are two endings of one stream: choose one"
+            )
+        if not (math.isfinite(delay) and delay >= 0):
+            raise InvalidArgumentError(f"delay must be a number of seconds >= 0, not {delay!r}")
+        self.recordings = recordings
+        self.recording = recordings[0]
+        self.runs = _served_runs(recordings, root)
+        if not self.runs:
+            raise InvalidArgumentError(
+                f"{recordings[0].path}: no run to serve (the recording has no events)"
+            )
+        count = len(self.runs)
+        if run is not None and not -count <= run < count:
+            raise InvalidArgumentError(f"run {run} is out of range: {count} run(s), 0–{count - 1}")
+        self.run = None if run is None else run % count
         self.speed = speed
         self.max_gap = max_gap
         self.log = log
-        self.requests = 0
+        self.delay = delay
+        self.cut_after = cut_after
+        self.error_after = error_after
+        self.matcher = RunMatcher(self.runs, fixed=self.run, in_order=in_order)
+        if cut_after is not None:
+            logging.getLogger("uvicorn.error").addFilter(_QUIET_CUT)
+
+    @property
+    def requests(self) -> int:
+        """How many valid inputs were posted so far."""
+        return self.matcher.requests
 
     def _say(self, text: str) -> None:
         if self.log is not None:
@@ -85,8 +184,7 @@ class ReplayApp:
             return
         method = scope.get("method", "GET")
         if method == "OPTIONS":
-            await send({"type": "http.response.start", "status": 204, "headers": _CORS_HEADERS})
-            await send({"type": "http.response.body", "body": b""})
+            await self._preflight(scope, send)
             return
         path = scope.get("path", "/")
         if method != "POST":
@@ -109,25 +207,70 @@ class ReplayApp:
         if problem is not None:
             await self._refuse(send, 400, problem, f"POST {path}")
             return
-        number = self.run if self.run is not None else self.requests % len(self.recording.runs)
-        self.requests += 1
-        run = self.recording.runs[number]
-        self._say(f"POST {path} → run {number} ({len(run.events)} events)")
-        await self._stream(run, _as_posted(run.events, posted), receive, send)
+        choice = self.matcher.choose(posted)
+        if choice.served is None:
+            await self._no_match(send, choice, f"POST {path}")
+            return
+        served = choice.served
+        events = served.run.events
+        how = {"matched": "input matched", "in order": "in order", "fixed": "--run"}[choice.how]
+        self._say(f"POST {path} → {served.label} ({len(events)} events, {how})")
+        await self._stream(events, _as_posted(events, posted), receive, send)
 
-    async def _refuse(self, send: Any, status: int, message: str, request: str) -> None:
+    async def _preflight(self, scope: dict[str, Any], send: Any) -> None:
+        headers = [*_CORS_HEADERS, (b"access-control-max-age", b"600")]
+        asked = dict(scope.get("headers") or [])
+        if asked.get(b"access-control-request-private-network", b"").lower() == b"true":
+            headers.append(_PRIVATE_NETWORK)
+        await send({"type": "http.response.start", "status": 204, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _refuse(
+        self, send: Any, status: int, message: str, request: str, **extra: Any
+    ) -> None:
         self._say(f"{request} → {status} refused: {message}")
-        body = json.dumps(
-            {"code": "INVALID_INPUT" if status == 400 else str(status), "message": message}
-        )
+        code = extra.pop("code", "INVALID_INPUT" if status == 400 else str(status))
+        body = json.dumps({"code": code, "message": message, **extra}, ensure_ascii=False)
         headers = [(b"content-type", b"application/json"), *_CORS_HEADERS]
         if status == 405:
             headers.append((b"allow", b"POST, OPTIONS"))
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body.encode()})
 
+    async def _no_match(self, send: Any, choice: Choice, request: str) -> None:
+        closest = choice.closest
+        assert closest is not None
+        message = (
+            f"no recorded run matches this RunAgentInput (its messages and resume, ids "
+            f"normalized, are compared with each run's recorded input); the closest is "
+            f"{closest.label} of {closest.path}, first difference: {choice.difference}. "
+            "Post the input of a recorded run (the conversation as recorded), record this "
+            "conversation, or serve with --in-order (or --run N) to ignore the input"
+        )
+        await self._refuse(
+            send,
+            404,
+            message,
+            request,
+            code=NO_MATCH_CODE,
+            closestRun=closest.label,
+            difference=choice.difference,
+        )
+
+    def _fault(self, count: int) -> tuple[str, int] | None:
+        """The fault that ends a stream of ``count`` events, and after how many."""
+        if self.cut_after is not None:
+            if self.cut_after < count:
+                return "cut", self.cut_after
+            self._say(f"  --cut-after {self.cut_after}: this run has only {count} event(s)")
+        if self.error_after is not None:
+            if self.error_after < count:
+                return "error", self.error_after
+            self._say(f"  --error-after {self.error_after}: this run has only {count} event(s)")
+        return None
+
     async def _stream(
-        self, run: RecordedRun, events: list[WireEvent], receive: Any, send: Any
+        self, recorded: list[WireEvent], events: list[WireEvent], receive: Any, send: Any
     ) -> None:
         headers = [
             (b"content-type", b"text/event-stream"),
@@ -142,13 +285,17 @@ class ReplayApp:
                 pass
             gone.set()
 
+        fault = self._fault(len(events))
+        stop = fault[1] if fault is not None else len(events)
+        delays = _event_delays(recorded, self.speed, self.max_gap)
         watcher = asyncio.ensure_future(watch())
         sent = 0
         try:
             await send({"type": "http.response.start", "status": 200, "headers": headers})
-            for delay, event in zip(
-                _event_delays(run.events, self.speed, self.max_gap), events, strict=True
-            ):
+            if self.delay > 0:  # a slow start: the headers are out, the first event is not
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(gone.wait(), self.delay)
+            for delay, event in zip(delays[:stop], events[:stop], strict=True):
                 if delay > 0:
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(gone.wait(), delay)
@@ -162,14 +309,32 @@ class ReplayApp:
                     {"type": "http.response.body", "body": encode_sse(event), "more_body": True}
                 )
                 sent += 1
-            else:
+            if not gone.is_set():
+                if fault is not None and fault[0] == "cut":
+                    self._say(
+                        f"  connection cut after {sent} of {len(events)} event(s) (--cut-after)"
+                    )
+                    raise _ConnectionCut(f"--cut-after {sent}")
+                if fault is not None:
+                    error = {
+                        "type": "RUN_ERROR",
+                        "message": f"agui-replay serve --error-after {sent}: an injected fault "
+                        f"after {sent} of {len(events)} recorded event(s)",
+                        "code": FAULT_CODE,
+                    }
+                    await send(
+                        {"type": "http.response.body", "body": encode_sse(error), "more_body": True}
+                    )
+                    self._say(
+                        f"  RUN_ERROR sent after {sent} of {len(events)} event(s) (--error-after)"
+                    )
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
             gone.set()  # the client went away mid-write
         finally:
             watcher.cancel()
         if gone.is_set():  # a normal end of a run for a client: one line, no traceback
-            self._say(f"  client disconnected after {sent} of {len(run.events)} event(s)")
+            self._say(f"  client disconnected after {sent} of {len(events)} event(s)")
 
 
 def _check_run_input(body: bytes) -> tuple[str | None, dict[str, Any]]:
@@ -212,13 +377,45 @@ def _as_posted(events: Sequence[WireEvent], posted: dict[str, Any]) -> list[Wire
 
 
 def replay_app(
-    recording: Recording, *, run: int | None = None, speed: float = 1.0, max_gap: float = 5.0
+    recording: Recording | Sequence[Recording],
+    *,
+    run: int | None = None,
+    speed: float = 1.0,
+    max_gap: float = 5.0,
+    delay: float = 0.0,
+    cut_after: int | None = None,
+    error_after: int | None = None,
+    in_order: bool = False,
 ) -> ReplayApp:
-    """The ASGI app ``agui-replay serve`` runs (serve it with any ASGI server)."""
-    return ReplayApp(recording, run=run, speed=speed, max_gap=max_gap)
+    """The ASGI app ``agui-replay serve`` runs (serve it with any ASGI server); the options
+    are those of :class:`ReplayApp`."""
+    return ReplayApp(
+        recording,
+        run=run,
+        speed=speed,
+        max_gap=max_gap,
+        delay=delay,
+        cut_after=cut_after,
+        error_after=error_after,
+        in_order=in_order,
+    )
 
 
-def _serve(args: argparse.Namespace, out: TextIO) -> int:
+def _load(path: str) -> tuple[list[Recording], Path | None]:
+    """The recordings at ``path``: one file, or every cassette (``*.json``) under a folder."""
+    folder = Path(path)
+    if not folder.is_dir():
+        return [load_recording(path)], None
+    found = sorted(p for p in folder.rglob("*.json") if p.is_file())
+    if not found:
+        raise _UsageError(
+            f"{path}: a folder with no cassette (*.json) in it; give a cassette, an SSE "
+            "capture or JSON lines file, or a folder of cassettes"
+        )
+    return [load_recording(p) for p in found], folder
+
+
+def _check_options(args: argparse.Namespace) -> None:
     if args.host not in _LOOPBACK_HOSTS:
         raise _UsageError(
             f"--host {args.host} is not a loopback address: `serve` replays recordings for local "
@@ -226,13 +423,53 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         )
     if not (math.isfinite(args.speed) and args.speed >= 0):
         raise _UsageError("--speed must be a number >= 0 (0 streams every event at once)")
-    recording = load_recording(args.file)
-    if args.run is not None:
-        _select_runs(recording, args.run)
+    if not (math.isfinite(args.delay) and args.delay >= 0):
+        raise _UsageError(
+            f"--delay {args.delay:g}: give the seconds to wait before the first event, >= 0"
+        )
+    for flag, value in (("--cut-after", args.cut_after), ("--error-after", args.error_after)):
+        if value is not None and value < 0:
+            raise _UsageError(
+                f"{flag} {value}: give how many events to send first, a whole number >= 0 "
+                "(0: fail before the first event)"
+            )
+    if args.cut_after is not None and args.error_after is not None:
+        raise _UsageError(
+            "--cut-after and --error-after both end the stream: give one (a cut connection, "
+            "or a RUN_ERROR event)"
+        )
+    if args.run is not None and args.in_order:
+        raise _UsageError(
+            "--run N serves one run every time; --in-order serves them in turn: give one"
+        )
+
+
+def _serve(args: argparse.Namespace, out: TextIO) -> int:
+    _check_options(args)
+    recordings, root = _load(args.file)
+    total = sum(len(r.runs) for r in recordings)
+    if args.run is not None and not -total <= args.run < total:
+        where = f"the cassettes under {root}" if root is not None else str(recordings[0].path)
+        raise _UsageError(
+            f"--run {args.run} is out of range: {where} ha{'ve' if root else 's'} {total} "
+            f"run(s), 0–{total - 1}" + (" (numbered across the files in order)" if root else "")
+        )
     try:
         import uvicorn
     except ImportError:
         raise _UsageError("`serve` needs uvicorn: pip install 'agui-replay[server]'") from None
+    app = ReplayApp(
+        recordings,
+        run=args.run,
+        speed=args.speed,
+        max_gap=args.max_gap,
+        log=None if args.quiet else sys.stderr,
+        delay=args.delay,
+        cut_after=args.cut_after,
+        error_after=args.error_after,
+        in_order=args.in_order,
+        root=root,
+    )
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -248,25 +485,14 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         sock.listen(128)
         port = sock.getsockname()[1]
         url = f"http://[{host}]:{port}/" if family == socket.AF_INET6 else f"http://{host}:{port}/"
-        app = ReplayApp(
-            recording,
-            run=args.run,
-            speed=args.speed,
-            max_gap=args.max_gap,
-            log=None if args.quiet else sys.stderr,
-        )
         config = uvicorn.Config(
             app, log_level="warning", lifespan="off", http="h11", ws="none", loop="asyncio"
         )
         server = uvicorn.Server(config)
-        timing = "instant" if args.speed == 0 else f"speed {args.speed:g}"
         out.write(f"{url}\n")
         out.flush()
         if not args.quiet:  # --quiet: the URL line only (tools read it)
-            sys.stderr.write(
-                f"serving {recording.path} ({len(recording.runs)} run(s), {timing}) at {url} "
-                "— POST a RunAgentInput; Ctrl-C stops\n"
-            )
+            sys.stderr.write(_banner(args, recordings, root, total, url))
             sys.stderr.flush()
         _run_until_signal(server, sock)
     finally:
@@ -274,6 +500,28 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
     if not args.quiet:
         sys.stderr.write("stopped\n")
     return EXIT_OK
+
+
+def _banner(
+    args: argparse.Namespace, recordings: list[Recording], root: Path | None, total: int, url: str
+) -> str:
+    what = (
+        f"{root} ({len(recordings)} cassette(s), {total} run(s)"
+        if root is not None
+        else f"{recordings[0].path} ({total} run(s)"
+    )
+    notes = ["instant" if args.speed == 0 else f"speed {args.speed:g}"]
+    if args.run is not None:
+        notes.append(f"always run {args.run}")
+    elif args.in_order:
+        notes.append("in order")
+    if args.delay:
+        notes.append(f"--delay {args.delay:g}")
+    if args.cut_after is not None:
+        notes.append(f"--cut-after {args.cut_after}")
+    if args.error_after is not None:
+        notes.append(f"--error-after {args.error_after}")
+    return f"serving {what}, {', '.join(notes)}) at {url} — POST a RunAgentInput; Ctrl-C stops\n"
 
 
 def _run_until_signal(server: Any, sock: socket.socket) -> None:
