@@ -134,6 +134,10 @@ class _State:
     """Cassettes whose changed events wait beside them for ``agui-replay review``."""
     stale: set[str] = field(default_factory=set)
     """``"path (N days old)"`` of the replayed cassettes older than ``agui_max_age``."""
+    kept_snapshots: set[str] = field(default_factory=set)
+    """Tests that failed during ``--agui-refresh`` and use syrupy's ``snapshot``: the refresh
+    wrote nothing for them, so syrupy is told to keep their snapshots (see
+    ``_Hooks.pytest_runtest_logreport``)."""
     unused: list[str] = field(default_factory=list)
     pruned: list[str] = field(default_factory=list)
     stale_removed: list[str] = field(default_factory=list)
@@ -162,6 +166,7 @@ class _State:
             "missing": sorted(self.missing),
             "pending": sorted(self.pending),
             "stale": sorted(self.stale),
+            "kept_snapshots": sorted(self.kept_snapshots),
             "claims": sorted(self.claims),
         }
 
@@ -181,6 +186,7 @@ class _State:
         self.missing.update(data.get("missing", []))
         self.pending.update(data.get("pending", []))
         self.stale.update(data.get("stale", []))
+        self.kept_snapshots.update(data.get("kept_snapshots", []))
         self.claims.update(data.get("claims", []))
 
 
@@ -465,7 +471,7 @@ def pytest_configure(config: pytest.Config) -> None:  # type: ignore[no-redef]
     run_id = workerinput.get("testrunuid") if isinstance(workerinput, dict) else None
     state.run_id = str(run_id or uuid.uuid4().hex)
     config.stash[_STATE] = state
-    config.pluginmanager.register(_Hooks(state), "agui_replay.session")
+    config.pluginmanager.register(_Hooks(state, config), "agui_replay.session")
 
 
 # --- per-test settings --------------------------------------------------------------------------
@@ -693,6 +699,8 @@ def agui(
     state = request.config.stash[_STATE]
     item = request.node
     assert isinstance(item, pytest.Item)
+    if state.refresh:
+        _snapshot_fixtures_first(request, item)
     marker = _marker_kwargs(item)
     try:
         if marker.get("record_mode") is not None:
@@ -811,6 +819,15 @@ def agui(
     unreported = session.guard.violations[item.stash.get(_REPORTED, 0) :]
     if unreported:  # blocked during teardown (and swallowed there)
         pytest.fail(f"NetworkBlockedError: {unreported[0]}", pytrace=False)
+
+
+def _snapshot_fixtures_first(request: pytest.FixtureRequest, item: pytest.Item) -> None:
+    """Under ``--agui-refresh``, set up the test's event snapshot fixtures before its cassette
+    is opened: syrupy then knows the extension of the test's snapshot files even when the
+    setup fails (no cassette), and keeps them (see ``_Hooks.pytest_runtest_logreport``)."""
+    for name in ("agui_snapshot", "agui_folded_snapshot"):
+        if name in getattr(item, "fixturenames", ()):
+            request.getfixturevalue(name)
 
 
 def _snapshot_rules(request: pytest.FixtureRequest, agui_normalizers: list[Any]) -> list[Any]:
@@ -979,8 +996,33 @@ def _looks_like_events(value: object) -> bool:
 class _Hooks:
     """The hooks that need the session state (registered per config in ``pytest_configure``)."""
 
-    def __init__(self, state: _State) -> None:
+    def __init__(self, state: _State, config: pytest.Config | None = None) -> None:
         self.state = state
+        self.config = config
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        # A test that fails during a refresh gets nothing written (its cassette keeps the old
+        # events), so its snapshot must stay too: with --snapshot-update syrupy would delete a
+        # snapshot the failure kept the test from reaching as unused.
+        if (
+            self.state.refresh
+            and report.failed
+            and report.when in ("setup", "call")
+            and "snapshot" in getattr(item, "fixturenames", ())
+        ):
+            self.state.kept_snapshots.add(item.nodeid)
+        return report
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # After syrupy's own hook took the outcome: syrupy keeps the snapshots of a test it
+        # counts as skipped (its outcome in pytest's report stays "failed").
+        if report.nodeid in self.state.kept_snapshots and report.when in ("setup", "call"):
+            _keep_snapshots(self.config, report.nodeid)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -1234,6 +1276,7 @@ class _Hooks:
             or state.stale_removed
             or state.pending
             or state.stale
+            or state.kept_snapshots
         ):
             return
         write = terminalreporter.write_line
@@ -1293,6 +1336,8 @@ class _Hooks:
                 write("set the provider's key variable to re-record them (agui_on_stale = record)")
             else:
                 write("re-record them with --agui-record (against the real provider)")
+        if state.kept_snapshots and getattr(config.option, "update_snapshots", False):
+            write(_kept_snapshots_line(config, sorted(state.kept_snapshots)))
         for path in state.pruned:
             write(f"  deleted:  {path} (unused; --agui-prune-unused)")
         for path in state.unused:
@@ -1312,6 +1357,35 @@ class _Hooks:
                     "delete unused cassettes with --agui-prune-unused, or fail on them with "
                     "--agui-fail-on-unused"
                 )
+
+
+def _syrupy_session(config: pytest.Config | None) -> Any:
+    """syrupy's session object when syrupy is loaded and can be told an item's outcome."""
+    syrupy = getattr(config, "_syrupy", None)
+    return syrupy if callable(getattr(syrupy, "ran_item", None)) else None
+
+
+def _keep_snapshots(config: pytest.Config | None, nodeid: str) -> None:
+    """Tell syrupy that the test ``nodeid`` is to be counted as skipped: the snapshots of a
+    skipped test are never unused, so ``--snapshot-update`` does not delete them."""
+    syrupy = _syrupy_session(config)
+    if syrupy is not None:
+        syrupy.ran_item(nodeid, "skipped")
+
+
+def _kept_snapshots_line(config: pytest.Config, tests: list[str]) -> str:
+    names = ", ".join(tests)
+    if _syrupy_session(config) is None:  # a syrupy without SnapshotSession.ran_item
+        return (
+            f"snapshots NOT kept: {names} failed during --agui-refresh, which wrote nothing "
+            "for them, but this syrupy cannot be told to keep their snapshots: restore any "
+            "that --snapshot-update deleted (git checkout), or upgrade syrupy"
+        )
+    return (
+        f"snapshots kept: {names} (failed during --agui-refresh, which wrote nothing for "
+        f"{'it' if len(tests) == 1 else 'them'}: --snapshot-update would have deleted "
+        f"{'its' if len(tests) == 1 else 'their'} snapshots as unused)"
+    )
 
 
 def _is_norecurse(path: Path, config: pytest.Config) -> bool:
