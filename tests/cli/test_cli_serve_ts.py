@@ -8,6 +8,7 @@ repository (``$AGUI_REPLAY_JS_CACHE``, default ``~/.cache/agui-replay/js-<hash>`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -19,14 +20,14 @@ from typing import Any
 
 import pytest
 
-from agui_replay.cassette import Cassette
-from tests.cli.test_cli import CLEAR_INTERRUPT, SCRIPT, record_board, replay_run
+from agui_replay.cassette import Cassette, load_cassette
+from tests.cli.test_cli import CLEAR_INTERRUPT, ROOT, SCRIPT, record_board, replay_run
 from tests.support.js_packages import installed_js_packages
 
 
 @pytest.fixture(scope="module")
 def js_client() -> Path:
-    folder = installed_js_packages("run_agent.mjs")
+    folder = installed_js_packages("run_agent.mjs", "play_conversation.mjs")
     installed = json.loads(
         (folder / "node_modules" / "@ag-ui" / "client" / "package.json").read_text("utf-8")
     )
@@ -94,6 +95,74 @@ def test_the_reference_client_ends_with_the_recorded_state_and_messages(
         ("alpha", True),
         ("beta", False),
     ]
+
+
+BOARD_CASSETTES = ROOT / "cassettes" / "test_task_board_cassettes"
+HITL = BOARD_CASSETTES / "test_clearing_is_declined_then_approved.json"
+
+
+@contextlib.contextmanager
+def serving(*argv: str) -> Iterator[str]:
+    process = subprocess.Popen(
+        [str(SCRIPT), "serve", *argv, "--speed", "0", "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        yield process.stdout.readline().strip()
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+
+
+def test_a_front_end_with_ids_of_its_own_gets_each_recorded_run(
+    js_client: Path, tmp_path: Path
+) -> None:
+    """Five runs, two of them resumes: one HttpAgent, its own thread, run and message ids, and
+    the interrupt ids the stream gave it. Each run is answered by the one it matches."""
+    cassette = load_cassette(HITL)
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text(json.dumps([run.input for run in cassette.runs]), encoding="utf-8")
+    with serving(str(HITL)) as url:
+        done = subprocess.run(
+            ["node", "play_conversation.mjs", url, str(inputs)],
+            cwd=js_client,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "SUPPRESS_TRANSFORMATION_WARNINGS": "true"},
+        )
+    assert done.returncode == 0, done.stderr
+    seen = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(seen) == len(cassette.runs)
+    for n, ended in enumerate(seen):
+        expected = replay_run(cassette, n)
+        assert ended["errors"] == [], f"run {n}"
+        assert ended["state"] == expected.state, f"run {n}"
+        said = [(m["role"], m.get("content")) for m in ended["messages"]]
+        assert said == [(m["role"], m.get("content")) for m in expected.messages], f"run {n}"
+    # Declined, asked again, approved: the board is empty at the end.
+    assert seen[-1]["state"]["tasks"] == []
+
+
+def test_a_cut_connection_fails_the_reference_client(js_client: Path, tmp_path: Path) -> None:
+    cassette = load_cassette(HITL)
+    request = tmp_path / "input.json"
+    request.write_text(json.dumps(cassette.runs[0].input), encoding="utf-8")
+    with serving(str(HITL), "--cut-after", "3") as url:
+        done = subprocess.run(
+            ["node", "run_agent.mjs", url, str(request)],
+            cwd=js_client,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "SUPPRESS_TRANSFORMATION_WARNINGS": "true"},
+        )
+    # Not a quiet end of the stream: the client's fetch fails and runAgent rejects.
+    assert done.returncode != 0
+    assert "TypeError: terminated" in done.stderr
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,17 +1,20 @@
 """The npm packages some tests run under Node: installed once, by the tests themselves.
 
-``tests/js/package.json`` pins them (``@ag-ui/client``, the reference TypeScript client, and
-``fast-json-patch``, what it applies STATE_DELTA with). They are installed into a cache folder
-outside the checkout, keyed by that file (a new pin installs afresh), the first time a test asks
-for them — so the README's test command installs everything the tests need, on a clean machine
-too. A lock keeps two pytest-xdist workers from installing at once. Without Node and npm, or
-without a registry, the tests that need them skip with the reason; a failed install fails.
+``tests/js/package.json`` pins them (``@ag-ui/client``, the reference TypeScript client,
+``fast-json-patch``, what it applies STATE_DELTA with, and ``esbuild`` and ``playwright-core``,
+which bundle a page with that client and drive it in the system Chromium). They are installed
+into a cache folder outside the checkout, keyed by that file (a new pin installs afresh), the
+first time a test asks for them — so the README's test command installs everything the tests
+need, on a clean machine too. A lock keeps two pytest-xdist workers from installing at once.
+Without Node and npm, or without a registry, the tests that need them skip with the reason; a
+failed install fails.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -21,7 +24,12 @@ import pytest
 
 JS_SOURCE = Path(__file__).resolve().parents[1] / "js"
 NETWORK_TROUBLE = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ECONNRESET", "network")
-_MARKER = ("node_modules", "@ag-ui", "client", "package.json")
+
+
+def _pinned_packages() -> list[str]:
+    """The package names tests/js/package.json pins (each must be installed)."""
+    manifest = json.loads((JS_SOURCE / "package.json").read_text(encoding="utf-8"))
+    return sorted(manifest["dependencies"])
 
 
 def js_folder() -> Path:
@@ -41,9 +49,9 @@ def installed_js_packages(*scripts: str) -> Path:
     with open(folder.parent / f".{folder.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one installer at a time; the others wait, then reuse
         shutil.copyfile(JS_SOURCE / "package.json", folder / "package.json")
-        if (
-            not folder.joinpath(*_MARKER).exists()
-            or not (folder / "node_modules" / "fast-json-patch" / "package.json").exists()
+        if not all(
+            (folder / "node_modules" / name / "package.json").exists()
+            for name in _pinned_packages()
         ):
             done = subprocess.run(
                 [
