@@ -190,9 +190,10 @@ class CassetteSession:
 
             FakeProvider(match_ignore=self.match_ignore)  # a bad glob fails here, not mid-run
         self.faults = list(faults)
-        """Faults (:mod:`agui_replay.faults`) applied to the replayed provider responses: the
-        session then only replays, never writes the cassette, and leaves the events to the
-        test (they are not compared with the recorded ones)."""
+        """Faults (:mod:`agui_replay.faults`) applied to the replayed responses (those with
+        ``host=`` to the test's other recorded requests, through :meth:`taping`): the session
+        then only replays, never writes the cassette, and leaves the events to the test (they
+        are not compared with the recorded ones)."""
         self.fired_faults: list[Any] = []
         """The faults that changed a response so far."""
         self.ignored_matches: list[str] = []
@@ -408,6 +409,7 @@ class CassetteSession:
             where=str(self.path),
             loader=self._recorded_http if replaying else None,
             providers=self.provider_hosts,
+            faults=[f for f in self.faults if f.host is not None],
         )
         self.tape = tape
         try:
@@ -721,11 +723,13 @@ class CassetteSession:
         if pending.replay:
             pending.recorded = self._recorded_run(index)
             self._check_input(pending)
+            if self.tape is not None:
+                self.tape.check_faults()  # a fault's host= or request= the cassette lacks
             self.provider._replay(
                 pending.recorded.interactions,
                 self.match,
                 self.match_ignore,
-                faults=self.faults,
+                faults=[f for f in self.faults if f.host is None],
                 first_request=sum(len(r.interactions) for r in self._recorded_runs[:index]),
             )
         else:
@@ -906,17 +910,33 @@ class CassetteSession:
     def _check_fired(self) -> None:
         """Every fault changed a response: one that names a request the test never made
         says so."""
+        tape = self.tape
+        for fault in tape.fired if tape is not None else ():
+            if not any(fault is seen for seen in self.fired_faults):
+                self.fired_faults.append(fault)
         unfired = [f for f in self.faults if not any(f is seen for seen in self.fired_faults)]
         if not unfired:
             return
-        made = sum(len(r.interactions) for r in self.runs)
-        held = sum(len(r.interactions) for r in self._recorded_runs)
         listing = ", ".join(f.describe() for f in unfired)
+        why = []
+        if any(f.host is None for f in unfired):
+            made = sum(len(r.interactions) for r in self.runs)
+            held = sum(len(r.interactions) for r in self._recorded_runs)
+            why.append(
+                f"The test's {len(self.runs)} run(s) replay {made} recorded provider "
+                f"request(s) (the cassette holds {held}, counted from 0 over its runs); point "
+                "request= at one the test makes."
+            )
+        if any(f.host is not None for f in unfired):
+            replayed = len(tape.recorded) - len(tape.unused) if tape is not None else 0
+            why.append(
+                f"A fault with host= hits the recorded request it names when the test makes "
+                f"it (the test replayed {replayed} of the cassette's recorded requests besides "
+                "the model providers'); point host= and request= at one the test makes."
+            )
         raise ReplayMismatchError(
-            f"{self.path}: {len(unfired)} fault(s) never hit a response: {listing}. The "
-            f"test's {len(self.runs)} run(s) replay {made} recorded provider request(s) (the "
-            f"cassette holds {held}, counted from 0 over its runs); point request= at one the "
-            "test makes."
+            f"{self.path}: {len(unfired)} fault(s) never hit a response: {listing}. "
+            + " ".join(why)
         )
 
     def _upstream_failed(self, pending: _Pending) -> UpstreamError | None:

@@ -3,8 +3,11 @@ in-process transports of each HTTP library, and the builders' checks of their ar
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import re
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -12,8 +15,9 @@ import httpx2
 import pytest
 
 from agui_replay import faults
-from agui_replay.errors import InvalidArgumentError
+from agui_replay.errors import InvalidArgumentError, ReplayMismatchError
 from agui_replay.providers import FakeProvider
+from agui_replay.providers.transport import HttpTape, TapeRouter, intercepting
 
 BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}], "stream": True}
 CHUNKS = [
@@ -124,9 +128,136 @@ def test_a_fault_on_another_request_leaves_this_one_alone() -> None:
         (lambda: faults.delay(float("nan")), "a finite number of seconds >= 0"),
         (lambda: faults.malformed(after_chunks="3"), "after_chunks=...) takes a whole number"),
         (lambda: faults.timeout(times=-2), "times=...) takes a whole number >= 1"),
+        (lambda: faults.cut(1, host="http://127.0.0.1:8765/x"), "write host='127.0.0.1:8765'"),
+        (lambda: faults.delay(1, host="api.test:port"), "has a port that is not a number"),
+        (lambda: faults.timeout(host=""), "takes the host of a recorded request"),
+        (lambda: faults.status(503, host=8765), "HOST or HOST:PORT"),
     ],
 )
 def test_bad_arguments_say_what_the_builder_takes(build: Any, words: str) -> None:
     with pytest.raises(InvalidArgumentError) as caught:
         build()
     assert words in str(caught.value)
+
+
+def test_host_is_kept_lower_case_and_shown_where_the_fault_is_named() -> None:
+    fault = faults.malformed(after_chunks=2, host="API.Weather.test:8443", request=1)
+    assert fault.host == "api.weather.test:8443"
+    assert repr(fault) == (
+        "Fault(kind='malformed', request=1, host='api.weather.test:8443', after_chunks=2)"
+    )
+    assert fault.describe() == (
+        "faults.malformed(after_chunks=2, host='api.weather.test:8443', request=1)"
+    )
+    assert (
+        faults.timeout(host="[::1]:8000").describe()
+        == "faults.timeout(host='[::1]:8000', request=0)"
+    )
+    assert faults.cut(3).host is None
+
+
+# --- faults with host=: a tool's recorded requests, replayed by the tape ---------------------
+
+
+def _exchange(url: str, *chunks: str, content_type: str = "text/plain", **response: Any) -> Any:
+    return {
+        "request": {"method": "GET", "url": url, "headers": {}},
+        "response": {
+            "status": 200,
+            "headers": {"content-type": content_type},
+            "chunks": [{"offset": 0.0, "data": c} for c in chunks],
+            **response,
+        },
+    }
+
+
+@contextlib.contextmanager
+def _taped(exchanges: list[Any], *fault: faults.Fault) -> Iterator[HttpTape]:
+    tape = HttpTape("replay", recorded=exchanges, faults=fault, where="c.json")
+    with intercepting(TapeRouter(tape)):
+        yield tape
+
+
+def _raw(url: str) -> list[bytes]:
+    with httpx.stream("GET", url) as response:
+        return list(response.iter_raw())
+
+
+def test_a_host_status_answers_first_and_leaves_the_exchange_for_the_retry() -> None:
+    fault = faults.status(503, headers={"Retry-After": "0"}, host="api.weather.test")
+    with _taped([_exchange("http://api.weather.test/w", "sunny")], fault) as tape:
+        first = httpx.get("http://api.weather.test/w")
+        assert first.status_code == 503
+        assert first.headers["retry-after"] == "0"
+        assert first.json()["error"]["code"] == 503
+        assert "faults.status(503, host='api.weather.test', request=0)" in first.text
+        assert tape.unused == ["GET http://api.weather.test/w"]
+        assert httpx.get("http://api.weather.test/w").text == "sunny"
+    assert tape.unused == []
+    assert tape.fired == [fault]
+
+
+def test_a_host_fault_counts_the_requests_to_its_host_only() -> None:
+    exchanges = [
+        _exchange("http://api.weather.test/a", "A"),
+        _exchange("https://other.test/b", "B"),
+        _exchange("http://api.weather.test/c", "C1", "C2"),
+    ]
+    fault = faults.cut(after_chunks=1, host="api.weather.test:80", request=1)
+    with _taped(exchanges, fault) as tape:
+        assert _raw("http://api.weather.test/a") == [b"A"]
+        assert _raw("https://other.test/b") == [b"B"]
+        got: list[bytes] = []
+        with pytest.raises(httpx.RemoteProtocolError):
+            got.extend(_raw("http://api.weather.test/c"))
+    assert tape.fired == [fault]
+
+
+def test_malformed_on_an_event_stream_is_an_sse_event_and_delay_still_serves() -> None:
+    stream = _exchange(
+        "http://sse.test/events",
+        "data: 1\n\n",
+        "data: 2\n\n",
+        content_type="text/event-stream",
+    )
+    # the second chunk arrived once the host's first request was sent: a paced stream
+    stream["response"]["chunks"][1]["after"] = 1
+    malformed = faults.malformed(after_chunks=1, host="sse.test")
+    delay = faults.delay(0.01, host="sse.test")
+    with _taped([stream], malformed, delay) as tape:
+        assert b"".join(_raw("http://sse.test/events")) == (
+            b'data: 1\n\ndata: {"truncated": \n\ndata: 2\n\n'
+        )
+    assert tape.fired == [malformed, delay]
+
+
+def test_a_host_timeout_raises_the_librarys_read_timeout() -> None:
+    fault = faults.timeout(times=2, host="api.weather.test")
+    with _taped([_exchange("http://api.weather.test/w", "sunny")], fault):
+        with pytest.raises(httpx.ReadTimeout, match="agui_replay fault: read timed out"):
+            httpx.get("http://api.weather.test/w")
+        with pytest.raises(httpx2.ReadTimeout):
+            httpx2.get("http://api.weather.test/w")
+        assert httpx.get("http://api.weather.test/w").text == "sunny"
+
+
+@pytest.mark.parametrize(
+    ("host", "problem"),
+    [
+        ("b.test:443", None),  # the scheme's port
+        ("B.test", None),  # any port
+        ("b.test:80", "recorded no request to b.test:80; it recorded requests to b.test"),
+        ("[::1]:8000", "recorded no request to [::1]:8000"),
+    ],
+)
+def test_which_recorded_requests_a_host_names(host: str, problem: str | None) -> None:
+    tape = HttpTape(
+        "replay", recorded=[_exchange("https://b.test/y", "y")], faults=[faults.cut(0, host=host)]
+    )
+    if problem is None:
+        tape.check_faults()
+        return
+    with pytest.raises(ReplayMismatchError, match=re.escape(problem)):
+        tape.check_faults()
+    assert len(tape.errors) == 1
+    assert problem in tape.errors[0]

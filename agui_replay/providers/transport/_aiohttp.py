@@ -185,7 +185,12 @@ class _MemoryTransport(asyncio.Transport):
                 if k.lower() not in _HOP_BY_HOP
             ]
             if not plan.streaming:
-                data = b"".join([chunk async for _, chunk in plan.awrites()])
+                pieces: list[bytes] = []
+                async for delay, chunk in plan.awrites():
+                    if delay > 0:  # a faults.delay: the whole answer waits
+                        await asyncio.sleep(delay)
+                    pieces.append(chunk)
+                data = b"".join(pieces)
                 head.append(b"content-length: %d\r\n\r\n" % len(data))
                 await self._feed(b"".join(head) + data)
                 return

@@ -100,7 +100,12 @@ class _Handler(BaseHTTPRequestHandler):
             if k.lower() not in _HOP_BY_HOP:
                 self.send_header(k, v)
         if not plan.streaming:
-            data = b"".join(chunk for _, chunk in plan.writes())
+            pieces: list[bytes] = []
+            for delay, chunk in plan.writes():
+                if delay > 0:  # a faults.delay: the whole answer waits
+                    time.sleep(delay)
+                pieces.append(chunk)
+            data = b"".join(pieces)
             self.send_header("content-length", str(len(data)))
             self.connection.sendall(self._head() + data)
             return

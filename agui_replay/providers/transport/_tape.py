@@ -23,6 +23,11 @@ with ``"open": true`` and, replayed to an async client, stays open after its las
 the client closes it. The ``mcp-session-id`` header is never compared (``match_on="headers"``
 included): the recorded one is served back and the client sends it again.
 
+A faulted replay (:mod:`agui_replay.faults` with ``host=``) changes the responses of the
+stored exchanges its faults name: ``request=`` counts the stored exchanges to the fault's host
+(any port when it names none) in the order they are stored. A ``status`` or ``timeout`` fault
+answers an attempt instead of the exchange, which stays unused for the client's retry.
+
 Hosts that are not recorded: the model providers' (recorded by the run's provider routing,
 and outside a run not at all), the process's own loopback servers (the session's, fakes,
 recording proxies), the agent under test when it is a URL, and the ``ignore`` hosts (a local
@@ -36,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import json
 import logging
 import ssl
 import threading
@@ -48,6 +54,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from agui_replay._text import clip
 from agui_replay.errors import CassetteError, InvalidArgumentError, ReplayMismatchError
+from agui_replay.providers._fake import _read_timeout
 from agui_replay.providers._interaction import (
     Chunk,
     RecordedResponse,
@@ -109,6 +116,21 @@ def match_rules(value: Iterable[Any]) -> list[str | Matcher]:
 def _host_key(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def _on_host(url: str, host: str) -> bool:
+    """Whether ``url`` is a request to ``host`` (a fault's ``HOST`` or ``HOST:PORT``: a host
+    without a port matches every port, a port matches the URL's own or its scheme's)."""
+    try:
+        parts, wanted = urlsplit(url), urlsplit(f"//{host}")
+        port, wanted_port = parts.port, wanted.port
+    except ValueError:
+        return False
+    if parts.hostname is None or parts.hostname != wanted.hostname:
+        return False
+    if wanted_port is None:
+        return True
+    return wanted_port == (port or {"http": 80, "https": 443}.get(parts.scheme))
 
 
 def _query(url: str) -> list[tuple[str, str]]:
@@ -196,7 +218,8 @@ class HttpTape:
     (``HOST``, ``HOST:PORT``, ``*.DOMAIN``); ``match_on`` what a replayed request is compared
     on besides its method and URL; ``loader`` gives the stored exchanges the first time a
     request is replayed (the cassette is read then, not before); ``providers`` the model
-    provider hosts, left to the provider routing.
+    provider hosts, left to the provider routing; ``faults`` the faults (with ``host=``) of a
+    faulted replay.
     """
 
     def __init__(
@@ -211,6 +234,7 @@ class HttpTape:
         where: str = "the cassette",
         loader: Callable[[], Sequence[Mapping[str, Any]]] | None = None,
         providers: HostTable | None = None,
+        faults: Iterable[Any] = (),
     ) -> None:
         self.mode = mode
         self.where = where
@@ -238,6 +262,13 @@ class HttpTape:
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._client: Any = None
         self._ssl: ssl.SSLContext | None = None
+        self.faults = list(faults)
+        self.fired: list[Any] = []
+        """The faults that changed a response so far."""
+        self._faulted: dict[int, list[tuple[int, Any]]] | None = None
+        """Stored exchange index -> its faults (with their place in :attr:`faults`)."""
+        self._answered: Counter[int] = Counter()
+        """Per fault (by its place): the attempts a ``status`` / ``timeout`` fault answered."""
 
     # --- which requests are ours ----------------------------------------------------------------
 
@@ -336,19 +367,117 @@ class HttpTape:
 
     # --- replaying ------------------------------------------------------------------------------
 
+    def _load(self) -> None:
+        # caller holds the lock: the stored exchanges read (once), and the faults placed
+        if self._loader is not None:
+            loader, self._loader = self._loader, None
+            self.recorded += [dict(e) for e in loader()]
+            self.used += [False] * (len(self.recorded) - len(self.used))
+        if self._faulted is None and self.faults:
+            self._faulted = {}
+            problems = []
+            for n, fault in enumerate(self.faults):
+                at, problem = self._place(fault)
+                if problem is not None:
+                    problems.append(problem)
+                elif at is not None:
+                    self._faulted.setdefault(at, []).append((n, fault))
+            if problems:
+                self.errors.append(problems[0])
+                raise ReplayMismatchError(problems[0])
+
+    def check_faults(self) -> None:
+        """Read the stored exchanges and place the faults on them; a fault naming a host or a
+        request that the cassette has not recorded raises :class:`ReplayMismatchError`,
+        naming what it has."""
+        if self.mode != "replay" or not self.faults:
+            return
+        with self._lock:
+            self._load()
+
+    def _place(self, fault: Any) -> tuple[int | None, str | None]:
+        """The stored exchange ``fault`` hits, or what is wrong with it."""
+        host = str(fault.host)
+        spot = f"{self.where}: {fault.describe()}"
+        parts = urlsplit(f"//{host}")
+        provider = None
+        if self.providers is not None and parts.hostname is not None:
+            provider = self.providers.provider_for(parts.hostname, parts.port)
+        if provider is not None:
+            return None, (
+                f"{spot} names {host}, a model provider's host ({provider}): its requests are "
+                "the cassette's provider interactions, not its http list. Leave host= out: "
+                "request= then counts the test's provider requests."
+            )
+        mine = [
+            i
+            for i, e in enumerate(self.recorded)
+            if _on_host(str((e.get("request") or {}).get("url", "")), host)
+        ]
+        if 0 <= fault.request < len(mine):
+            return mine[fault.request], None
+        if mine:
+            listed = "; ".join(
+                f"request={n}: {self._shown(i)}" for n, i in enumerate(mine[:10])
+            ) + ("; ..." if len(mine) > 10 else "")
+            return None, (
+                f"{spot}: the cassette recorded {len(mine)} request(s) to {host}, counted from "
+                f"0 in the order its http list holds them ({listed}). Point request= at one "
+                "of them."
+            )
+        hosts = sorted(
+            {
+                urlsplit(str((e.get("request") or {}).get("url", ""))).netloc.lower()
+                for e in self.recorded
+            }
+        )
+        if hosts:
+            has = (
+                f"it recorded requests to {', '.join(hosts)}. Point host= at one of those "
+                "(HOST, or HOST:PORT as the URL writes it)"
+            )
+        else:
+            has = (
+                "it recorded no request besides the model providers' (its http list is "
+                "empty). Record the conversation again if it now makes that request"
+            )
+        return None, (
+            f"{spot}: the cassette recorded no request to {host}; {has}, or leave host= out "
+            "to hit a model provider's request."
+        )
+
+    def _shown(self, i: int) -> str:
+        stored = self.recorded[i].get("request") or {}
+        return f"{stored.get('method')} {stored.get('url')}"
+
+    def _gate(self, i: int) -> Any | None:
+        """The ``status`` or ``timeout`` fault that answers this attempt at stored exchange
+        ``i``, counted (``None``: the exchange answers). Caller holds the lock."""
+        for n, fault in (self._faulted or {}).get(i, []):
+            if fault.kind in ("status", "timeout") and self._answered[n] < fault.times:
+                self._answered[n] += 1
+                self._fire(fault)
+                return fault
+        return None
+
+    def _fire(self, fault: Any) -> None:
+        # caller holds the lock
+        if not any(f is fault for f in self.fired):
+            self.fired.append(fault)
+
     def _replay(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Plan:
         request = self._request(method, url, headers, body)
         host = _host_key(request["url"])
         with self._lock:
-            if self._loader is not None:
-                loader, self._loader = self._loader, None
-                self.recorded += [dict(e) for e in loader()]
-                self.used += [False] * (len(self.recorded) - len(self.used))
+            self._load()
             for i, exchange in enumerate(self.recorded):
                 stored = exchange.get("request") or {}
                 if self.used[i] or _host_key(str(stored.get("url", ""))) != host:
                     continue
                 if _first_difference(stored, request, self.rules) is None:
+                    gate = self._gate(i)
+                    if gate is not None:  # the exchange stays unused, for the retry
+                        return self._gated(gate, f"{method.upper()} {url}")
                     self.used[i] = True
                     self._sent[host] += 1
                     self._turn.notify_all()
@@ -357,10 +486,28 @@ class HttpTape:
                         with contextlib.suppress(RuntimeError):  # that loop is closed
                             loop.call_soon_threadsafe(_wake, future)
                     where = f"{self.where}: http[{i}]"
-                    return _plan_of(exchange.get("response") or {}, self, host, where)
+                    faults = [f for _, f in (self._faulted or {}).get(i, [])]
+                    plan = _plan_of(exchange.get("response") or {}, self, host, where, faults)
+                    for fault in faults:
+                        if fault.kind not in ("status", "timeout"):
+                            self._fire(fault)
+                    return plan
             message = self._miss(request)
             self.errors.append(message)
         raise ReplayMismatchError(message)
+
+    def _gated(self, fault: Any, shown: str) -> Plan:
+        """A ``status`` fault's error response, or a ``timeout`` fault's error raised as the
+        client's HTTP library raises a read timeout."""
+        what = f"{fault.describe()} on {shown}"
+        if fault.kind == "timeout":
+            _log.debug("%s: replaying %s: a read timeout", self.where, what)
+            raise _read_timeout(f"agui_replay fault: read timed out ({what})")
+        _log.debug("%s: replaying %s: HTTP %s", self.where, what, fault.code)
+        message = f"agui_replay fault: HTTP {fault.code} ({what})"
+        data = json.dumps({"error": {"code": fault.code, "message": message}}).encode()
+        headers = [("content-type", "application/json"), *fault.headers]
+        return Plan(fault.code, headers, [(0.0, data)], streaming=False)
 
     def wait_for_request(self, host: str, count: int) -> None:
         """Block until ``count`` requests to ``host`` were replayed (at most :data:`_ORDER_WAIT`
@@ -615,26 +762,54 @@ class HttpTape:
             client.close()
 
 
-def _plan_of(response: Mapping[str, Any], tape: HttpTape, host: str, where: str) -> Plan:
-    """The stored response, chunk by chunk (no delays: a replay runs at full speed); a
-    :class:`_Served` body when chunks wait for the host's other requests, or the stream is
-    held open."""
+def _plan_of(
+    response: Mapping[str, Any],
+    tape: HttpTape,
+    host: str,
+    where: str,
+    faults: Sequence[Any] = (),
+) -> Plan:
+    """The stored response, chunk by chunk (no delays: a replay runs at full speed), changed
+    by the ``cut``, ``malformed`` and ``delay`` faults among ``faults``; a :class:`_Served`
+    body when chunks wait for the host's other requests, or the stream is held open."""
     stored = RecordedResponse.from_dict(dict(response))
-    chunks = [(0.0, c.raw) for c in stored.chunks]
-    if not chunks and stored.body is not None:
-        chunks = [(0.0, stored.content)]
+    datas = [c.raw for c in stored.chunks]
+    if not datas and stored.body is not None:
+        datas = [stored.content]
     headers = [(k, str(v)) for k, v in stored.headers.items()]
     raw = [c if isinstance(c, Mapping) else {} for c in response.get("chunks") or []]
     afters = [
         _count(c.get("after"), f"{where}: response.chunks[{n}].after") for n, c in enumerate(raw)
     ]
+    afters = (afters + [0] * len(datas))[: len(datas)]
     end_after = _count(response.get("end_after"), f"{where}: response.end_after")
     held = bool(response.get("open"))
-    if not held and not end_after and not any(afters):
-        return Plan(stored.status, headers, chunks, streaming=len(chunks) > 1)
-    afters += [0] * (len(chunks) - len(afters))
-    paced = [(after, data) for after, (_, data) in zip(afters, chunks, strict=False)]
-    return Plan(stored.status, headers, _Served(tape, host, paced, end_after, held), streaming=True)
+    paced = [(after, 0.0, data) for after, data in zip(afters, datas, strict=True)]
+    streaming, cut = len(paced) > 1, False
+    for fault in faults:
+        if fault.kind == "cut":  # the connection drops mid-body: a chunked body, unended
+            paced, cut, streaming = paced[: fault.after_chunks], True, True
+            held, end_after = False, 0
+        elif fault.kind == "malformed":
+            n = min(fault.after_chunks, len(paced))
+            after = paced[n - 1][0] if n else 0
+            paced.insert(n, (after, 0.0, _malformed(stored.headers.get("content-type"))))
+        elif fault.kind == "delay":
+            after, wait, data = paced[0] if paced else (0, 0.0, b"")
+            paced[:1] = [(after, wait + fault.seconds, data)]
+    if not held and not end_after and not any(after for after, _, _ in paced):
+        writes = [(wait, data) for _, wait, data in paced]
+        return Plan(stored.status, headers, writes, streaming=streaming, cut=cut)
+    served = _Served(tape, host, paced, end_after, held)
+    return Plan(stored.status, headers, served, streaming=True, cut=cut)
+
+
+def _malformed(content_type: str | None) -> bytes:
+    """Bytes the response's reader cannot parse: JSON cut short (an SSE event of it in an
+    event stream)."""
+    if "event-stream" in (content_type or "").lower():
+        return b'data: {"truncated": \n\n'
+    return b'{"truncated": '
 
 
 def _count(value: Any, where: str) -> int:
@@ -654,21 +829,26 @@ class _Served:
     which also holds a stream the client closed while recording open until it closes it."""
 
     def __init__(
-        self, tape: HttpTape, host: str, chunks: list[tuple[int, bytes]], end_after: int, held: bool
+        self,
+        tape: HttpTape,
+        host: str,
+        chunks: list[tuple[int, float, bytes]],
+        end_after: int,
+        held: bool,
     ) -> None:
         self.tape, self.host, self.chunks = tape, host, chunks
         self.end_after, self.held = end_after, held
 
     def __iter__(self) -> Iterator[tuple[float, bytes]]:
-        for after, data in self.chunks:
+        for after, wait, data in self.chunks:
             self.tape.wait_for_request(self.host, after)
-            yield 0.0, data
+            yield wait, data
         self.tape.wait_for_request(self.host, self.end_after)
 
     async def areplay(self) -> AsyncIterator[tuple[float, bytes]]:
-        for after, data in self.chunks:
+        for after, wait, data in self.chunks:
             await self.tape.await_request(self.host, after)
-            yield 0.0, data
+            yield wait, data
         await self.tape.await_request(self.host, self.end_after)
         if self.held:  # the client closed it while recording: it will again
             await asyncio.get_running_loop().create_future()

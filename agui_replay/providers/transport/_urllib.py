@@ -42,8 +42,13 @@ def plan_frames(plan: Plan, method: str) -> Iterator[bytes]:
     ]
     head.append(b"connection: close\r\n")
     if method.upper() == "HEAD" or not plan.streaming:
+        pieces: list[bytes] = []
         try:
-            data = b"".join(chunk for _, chunk in plan.writes())
+            for delay, chunk in plan.writes():
+                if delay > 0:  # a faults.delay: the whole answer waits
+                    time.sleep(delay)
+                pieces.append(chunk)
+            data = b"".join(pieces)
         except StreamCut:
             data = b""
         if method.upper() == "HEAD":

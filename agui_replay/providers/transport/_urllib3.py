@@ -6,9 +6,13 @@ routed request to the router instead of taking a connection. The planned respons
 ``http.client`` response over memory (:func:`._urllib.plan_response`) wrapped in ``urllib3``'s
 ``HTTPResponse`` as ``urllib3`` wraps a socket's, so ``preload_content=False`` streams it
 chunk by chunk (``stream()`` reads each HTTP chunk as it comes) and everything else
-(``retries`` on the response, ``release_conn``, decoding) behaves as usual. The pool's
-connections are never touched. Redirects of a routed response are left to the caller, as
-``requests`` and ``PoolManager`` ask (they pass ``redirect=False``).
+(``retries`` on the response, ``release_conn``, decoding) behaves as usual. The request's
+``Retry`` is applied as ``urlopen`` applies it: a read error (a read timeout, a body cut
+short while it is preloaded) or a status it retries (``status_forcelist``, a ``Retry-After``)
+asks the router again, so a replay's ``faults.status`` / ``faults.timeout`` reach a client
+that retries as they would over a socket. The pool's connections are never touched.
+Redirects of a routed response are left to the caller, as ``requests`` and ``PoolManager``
+ask (they pass ``redirect=False``).
 
 Private to :mod:`agui_replay.providers`.
 """
@@ -111,7 +115,7 @@ def patch_urlopen(cls: Any, route: Route) -> Any:
             if timeout is not _UNSET:
                 kwargs["timeout"] = timeout
             return original(self, method, url, **kwargs)
-        return _answered(
+        return _retrying(
             self,
             answer,
             method,
@@ -120,12 +124,75 @@ def patch_urlopen(cls: Any, route: Route) -> Any:
             request_body(body),
             url=url,
             retries=retries,
+            redirect=redirect,
             preload_content=preload_content,
             decode_content=decode_content,
         )
 
     urlopen.__wrapped__ = original  # type: ignore[attr-defined]
     return urlopen
+
+
+def _retrying(
+    pool: Any,
+    answer: Answer,
+    method: str,
+    target: str,
+    headers: dict[str, str],
+    body: bytes,
+    *,
+    url: str,
+    retries: Any,
+    redirect: bool,
+    preload_content: bool,
+    decode_content: bool,
+) -> Any:
+    """:func:`_answered`, asked again as ``urlopen`` retries: on a read error its ``Retry``
+    allows (else that error, or ``MaxRetryError``, is raised as ``urlopen`` raises it), and on
+    a status it retries (``MaxRetryError`` once exhausted, or the last answer when the
+    ``Retry`` says ``raise_on_status=False``)."""
+    from urllib3.exceptions import MaxRetryError, ProtocolError, ReadTimeoutError
+    from urllib3.util.retry import Retry
+
+    if not isinstance(retries, Retry):
+        retries = Retry.from_int(retries, redirect=redirect, default=pool.retries)
+    while True:
+        try:
+            response = _answered(
+                pool,
+                answer,
+                method,
+                target,
+                headers,
+                body,
+                url=url,
+                retries=retries,
+                preload_content=preload_content,
+                decode_content=decode_content,
+            )
+        except (ReadTimeoutError, ProtocolError) as exc:
+            error: Exception = exc
+            if isinstance(exc, ReadTimeoutError) and exc.pool is None:
+                # raised without the pool: named as urlopen names it ("HTTPConnectionPool(...)")
+                text = str(exc).removeprefix("None: ")
+                error = ReadTimeoutError(pool, url, text)
+            retries = retries.increment(
+                method, url, error=error, _pool=pool, _stacktrace=exc.__traceback__
+            )
+            retries.sleep()
+            continue
+        has_retry_after = bool(response.headers.get("Retry-After"))
+        if not retries.is_retry(method, response.status, has_retry_after):
+            return response
+        try:
+            retries = retries.increment(method, url, response=response, _pool=pool)
+        except MaxRetryError:
+            if retries.raise_on_status:
+                response.drain_conn()
+                raise
+            return response
+        response.drain_conn()
+        retries.sleep(response)
 
 
 def _answered(
