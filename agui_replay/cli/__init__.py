@@ -8,6 +8,7 @@ Every subcommand reads a cassette (``.json``), an SSE capture (``data:`` frames,
     agui-replay diff before.json after.json
     agui-replay state capture.jsonl --at 12
     agui-replay serve cassettes/test_agent/test_weather.json --speed 0
+    agui-replay capture --target http://127.0.0.1:8000/agent --out captured.json
     agui-replay view cassettes/test_agent/test_weather.json -o weather.html
     agui-replay examples                  # replay every example's cassettes, offline
 

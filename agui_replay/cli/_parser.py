@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
 from agui_replay import __version__
+from agui_replay.cli._capture import _capture
 from agui_replay.cli._check import _diff, _state, _verify
 from agui_replay.cli._common import EXIT_OK, EXIT_USAGE, _UsageError
 from agui_replay.cli._examples import _examples
@@ -240,6 +241,52 @@ def build_parser() -> argparse.ArgumentParser:
     )
     view.add_argument("--at", type=int, metavar="N", help="preselect event #N")
     view.set_defaults(handler=_view)
+
+    capture = commands.add_parser(
+        "capture",
+        help="record any AG-UI agent's runs through a loopback proxy",
+        description="Stand in front of an AG-UI agent (any language, any framework) at "
+        "--target: each RunAgentInput POSTed to the printed URL goes to the agent, its event "
+        "stream comes back unchanged as it arrives, and each completed run (its input and "
+        "events) is added to the cassette --out FILE, written whole and atomically after every "
+        "run. An answer other than a 200 event stream, or a stream that breaks off, is passed "
+        "on and not recorded (the log says why). Request headers go to the agent, never into "
+        "the file. Prints the URL on stdout; Ctrl-C or SIGTERM stops it once the runs in "
+        "flight have ended (a second Ctrl-C at once).",
+        epilog="the cassette verifies, shows, views and serves like any other: agui-replay "
+        "verify --mode strict FILE, show FILE, view FILE, serve FILE.\n"
+        "exit codes: 0 stopped by Ctrl-C or SIGTERM, 2 a wrong command line (target, host, "
+        "port, FILE).",
+        formatter_class=fmt,
+    )
+    capture.add_argument(
+        "--target",
+        required=True,
+        metavar="URL",
+        help="the agent's AG-UI endpoint, http:// or https:// (e.g. http://127.0.0.1:8000/agent)",
+    )
+    capture.add_argument(
+        "--out", required=True, metavar="FILE", help="the cassette to write (a .json file)"
+    )
+    existing = capture.add_mutually_exclusive_group()
+    existing.add_argument(
+        "--append", action="store_true", help="FILE exists: add the new runs after its own"
+    )
+    existing.add_argument(
+        "--overwrite", action="store_true", help="FILE exists: replace it at the first run"
+    )
+    capture.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="loopback address to bind: 127.0.0.1 (default), localhost or ::1",
+    )
+    capture.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
+    capture.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print only the URL line (and a failure to write FILE): no banner, no request log",
+    )
+    capture.set_defaults(handler=_capture)
 
     examples = commands.add_parser(
         "examples",
