@@ -457,6 +457,13 @@ def test_faults_on_a_tools_requests_through_every_library(
     result.assert_outcomes(passed=total)
     assert f"replayed with faults: {total} tests" in result.stdout.str()
     assert _cassette_bytes(pytester.path) == recorded
+    # --agui-record leaves a faulted test's cassette alone: it replays, the API still down
+    again = pytester.runpytest(
+        "-p", "no:cacheprovider", "-W", "ignore", "test_faults.py", "-k", "requests",
+        "--agui-record",
+    )  # fmt: skip
+    again.assert_outcomes(passed=PER_TEST + 3)
+    assert _cassette_bytes(pytester.path) == recorded
 
 
 MISTAKES = """
