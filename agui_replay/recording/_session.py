@@ -723,8 +723,7 @@ class CassetteSession:
         if pending.replay:
             pending.recorded = self._recorded_run(index)
             self._check_input(pending)
-            if self.tape is not None:
-                self.tape.check_faults()  # a fault's host= or request= the cassette lacks
+            self._check_fault_targets()
             self.provider._replay(
                 pending.recorded.interactions,
                 self.match,
@@ -890,6 +889,37 @@ class CassetteSession:
             assert fake is not None
             self._compare(pending, record, fake, expected, same)
         return events
+
+    def _check_fault_targets(self) -> None:
+        """Each fault names a request the cassette recorded: a provider request (``request=``
+        counted over its runs) or, with ``host=``, one of its ``http`` list (the tape's
+        check); else :class:`ReplayMismatchError`, naming what the cassette holds."""
+        __tracebackhide__ = True  # the error is the test's: show its line
+        if self.tape is not None:
+            self.tape.check_faults()
+        held = [
+            (n, interaction)
+            for n, run in enumerate(self._recorded_runs)
+            for interaction in run.interactions
+        ]
+        for fault in self.faults:
+            if fault.host is not None or fault.request < len(held):
+                continue
+            shown = []
+            for i, (n, interaction) in enumerate(held[:10]):
+                request = interaction.get("request") or {}
+                who = f" ({interaction['provider']})" if interaction.get("provider") else ""
+                shown.append(
+                    f"request={i}: run #{n} {request.get('method')} {request.get('path')}{who}"
+                )
+            listing = "; ".join(shown) + ("; ..." if len(held) > 10 else "")
+            holds = f"{len(held)} provider request(s), counted from 0 over its runs"
+            raise ReplayMismatchError(
+                f"{self.path}: {fault.describe()}: the cassette holds "
+                + (f"{holds} ({listing})" if held else "no provider request")
+                + ". Point request= at one of them, or name the host of a tool's recorded "
+                "request with host=."
+            )
 
     def _check_faulted(self, pending: _Pending, fake: FakeProvider) -> None:
         """A faulted run: its events are the test's to check, not compared with the recording;

@@ -228,6 +228,11 @@ def test_fault_on_a_request_never_made(agui):
     agui.run(openai_agent(), "what colour is the sky?")
 
 
+@pytest.mark.agui(cassette=OPENAI, faults=[faults.timeout(request=0)])
+def test_fault_on_a_request_the_test_does_not_make(agui):
+    agui.run(lambda ctx: ctx.say("no model today"), "what colour is the sky?")
+
+
 @pytest.mark.agui(cassette=OPENAI, faults=["cut after 3"])
 def test_fault_not_built_by_faults(agui):
     pass
@@ -244,9 +249,14 @@ def test_fault_mistakes_fail_with_what_to_do(
 ) -> None:
     pytester.makepyfile(test_mistakes=MISTAKES)
     result = pytester.runpytest("-p", "no:cacheprovider", "test_mistakes.py")
-    result.assert_outcomes(failed=2, errors=1)
-    out = result.stdout.str()
-    assert "1 fault(s) never hit a response: faults.cut(after_chunks=1, request=5)" in out
+    result.assert_outcomes(failed=3, errors=1)
+    out = " ".join(result.stdout.str().split())
+    assert (
+        "faults.cut(after_chunks=1, request=5): the cassette holds 1 provider request(s), "
+        "counted from 0 over its runs (request=0: run #0 POST /v1/chat/completions (openai)). "
+        "Point request= at one of them"
+    ) in out
+    assert "1 fault(s) never hit a response: faults.timeout(request=0)" in out
     assert "point request= at one the test makes" in out
     assert "faults=[...]) item #0 is str 'cut after 3'" in out
     assert "a test with faults= replays a recorded cassette and never records one" in out
