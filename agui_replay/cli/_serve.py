@@ -226,9 +226,16 @@ class ReplayApp:
         await send({"type": "http.response.body", "body": b""})
 
     async def _refuse(
-        self, send: Any, status: int, message: str, request: str, **extra: Any
+        self,
+        send: Any,
+        status: int,
+        message: str,
+        request: str,
+        *,
+        logged: str | None = None,
+        **extra: Any,
     ) -> None:
-        self._say(f"{request} → {status} refused: {message}")
+        self._say(f"{request} → {status} refused: {logged or message}")
         code = extra.pop("code", "INVALID_INPUT" if status == 400 else str(status))
         body = json.dumps({"code": code, "message": message, **extra}, ensure_ascii=False)
         headers = [(b"content-type", b"application/json"), *_CORS_HEADERS]
@@ -240,18 +247,23 @@ class ReplayApp:
     async def _no_match(self, send: Any, choice: Choice, request: str) -> None:
         closest = choice.closest
         assert closest is not None
+        named = closest.label
+        if named == f"run {closest.run.index}":  # one file served: say which
+            named = f"{named} of {closest.path}"
         message = (
             f"no recorded run matches this RunAgentInput (its messages and resume, ids "
             f"normalized, are compared with each run's recorded input); the closest is "
-            f"{closest.label} of {closest.path}, first difference: {choice.difference}. "
-            "Post the input of a recorded run (the conversation as recorded), record this "
-            "conversation, or serve with --in-order (or --run N) to ignore the input"
+            f"{named}, first difference: {choice.difference}. Post the input of a recorded "
+            "run (the conversation as recorded), record this conversation, or serve with "
+            "--in-order (or --run N) to ignore the input"
         )
         await self._refuse(
             send,
             404,
             message,
             request,
+            logged=f"no recorded run matches; the closest is {closest.label}, first "
+            f"difference: {choice.difference}",
             code=NO_MATCH_CODE,
             closestRun=closest.label,
             difference=choice.difference,
