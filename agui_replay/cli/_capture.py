@@ -22,7 +22,7 @@ from urllib.parse import SplitResult, urlsplit, urlunsplit
 from agui_replay.cassette import Cassette, load_cassette
 from agui_replay.cli._capture_file import _CaptureFile
 from agui_replay.cli._capture_proxy import _CaptureProxy
-from agui_replay.cli._common import EXIT_OK, _UsageError
+from agui_replay.cli._common import EXIT_OK, EXIT_USAGE, _UsageError
 
 __all__: list[str] = []
 
@@ -146,6 +146,8 @@ def _capture(args: argparse.Namespace, out: TextIO) -> int:
         client = httpx.AsyncClient(
             timeout=httpx.Timeout(connect=10.0, read=None, write=60.0, pool=None),
             follow_redirects=True,
+            # HTTP(S)_PROXY from the environment, but never for an agent on this machine.
+            trust_env=(url.hostname or "").lower() not in _LOOPBACK_HOSTS,
         )
         proxy = _CaptureProxy(args.target, store, shown=target, client=client, say=say)
         config = uvicorn.Config(
@@ -159,7 +161,8 @@ def _capture(args: argparse.Namespace, out: TextIO) -> int:
         _run_until_signal(server, sock, proxy, say)
     finally:
         sock.close()
-    store.flush()
+    if not store.flush():
+        return EXIT_USAGE  # the warning said it: the runs could not be written
     if store.recorded:
         say(f"stopped: {store.recorded} run(s) recorded in {store.path}")
     else:

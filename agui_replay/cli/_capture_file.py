@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,9 @@ class _CaptureFile:
             return len(self.cassette.runs) - 1
 
     def _save(self) -> None:
+        # When the file was written: the last run's end, not the proxy's start.
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.cassette.recorded_at = now.replace("+00:00", "Z")
         save_cassette(self.cassette, self.path, secrets=sorted(self.secrets))
 
     def flush(self) -> bool:

@@ -256,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="the cassette verifies, shows, views and serves like any other: agui-replay "
         "verify --mode strict FILE, show FILE, view FILE, serve FILE.\n"
         "exit codes: 0 stopped by Ctrl-C or SIGTERM, 2 a wrong command line (target, host, "
-        "port, FILE).",
+        "port, FILE) or runs that could not be written to FILE.",
         formatter_class=fmt,
     )
     capture.add_argument(

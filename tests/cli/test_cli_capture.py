@@ -443,3 +443,38 @@ def test_append_quiet_and_bad_command_lines(
     assert done.returncode == 2
     assert "ends in .json" in done.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_a_failed_write_keeps_the_run_and_is_tried_again_even_when_quiet(
+    steered: tuple[SteeredAgent, str], tmp_path: Path
+) -> None:
+    _, target = steered
+    folder = tmp_path / "captures"
+    out = folder / "kept.json"
+    with capturing(target, out, "--quiet") as (process, url):
+        folder.rmdir()
+        folder.write_text("a file where the folder was", encoding="utf-8")
+        answered = httpx.post(url, json=body("t", "kept"), timeout=30.0)
+        assert answered.status_code == 200  # the caller is not affected
+        folder.unlink()
+        code, _, err = stop(process)
+    assert code == 0, err
+    assert f"agui-replay capture: cannot write {out}:" in err
+    assert "the run is kept in memory" in err
+    assert [run.input["runId"] for run in load_cassette(out).runs] == ["kept"]
+
+
+def test_runs_that_cannot_be_written_by_the_end_fail_the_command(
+    steered: tuple[SteeredAgent, str], tmp_path: Path
+) -> None:
+    _, target = steered
+    folder = tmp_path / "captures"
+    out = folder / "lost.json"
+    with capturing(target, out) as (process, url):
+        folder.rmdir()
+        folder.write_text("a file where the folder was", encoding="utf-8")
+        httpx.post(url, json=body("t", "lost"), timeout=30.0)
+        code, _, err = stop(process)
+    assert code == 2
+    assert "the captured runs are lost" in err
+    assert "stopped: 1 run(s) recorded" not in err
