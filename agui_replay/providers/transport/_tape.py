@@ -793,7 +793,7 @@ def _plan_of(
         elif fault.kind == "malformed":
             n = min(fault.after_chunks, len(paced))
             after = paced[n - 1][0] if n else 0
-            paced.insert(n, (after, 0.0, _malformed(stored.headers.get("content-type"))))
+            paced.insert(n, (after, 0.0, _malformed(headers)))
         elif fault.kind == "delay":
             after, wait, data = paced[0] if paced else (0, 0.0, b"")
             paced[:1] = [(after, wait + fault.seconds, data)]
@@ -804,10 +804,11 @@ def _plan_of(
     return Plan(stored.status, headers, served, streaming=True, cut=cut)
 
 
-def _malformed(content_type: str | None) -> bytes:
+def _malformed(headers: Sequence[tuple[str, str]]) -> bytes:
     """Bytes the response's reader cannot parse: JSON cut short (an SSE event of it in an
     event stream)."""
-    if "event-stream" in (content_type or "").lower():
+    content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
+    if "event-stream" in content_type.lower():
         return b'data: {"truncated": \n\n'
     return b'{"truncated": '
 
