@@ -162,10 +162,11 @@ def build_parser() -> argparse.ArgumentParser:
         "message ids do not matter; among matching runs the posted thread's recorded "
         "conversation comes first, then file order. An input no run matches gets a 404 naming "
         "the closest run and the first difference. Recordings without inputs (SSE captures, "
-        "JSON lines) are served in order: the n-th request gets run n. Events with timestamps "
-        "keep their recorded pacing, scaled by --speed. Faults for a front end's error states: "
-        "--cut-after drops the connection, --error-after sends a RUN_ERROR, --delay holds the "
-        "first event. Prints the URL on stdout; Ctrl-C or SIGTERM stops it.",
+        "JSON lines), and inputs with no messages, are served in order: the n-th request "
+        "gets run n. Events with timestamps keep their recorded pacing, scaled by --speed. "
+        "Faults for a front end's error states: --cut-after drops the connection, "
+        "--error-after sends a RUN_ERROR, --delay holds the first event. Prints the URL on "
+        "stdout; Ctrl-C or SIGTERM stops it.",
     )
     serve.add_argument(
         "file",

@@ -121,6 +121,7 @@ class ReplayApp:
     possible), each gap capped at ``max_gap``, after ``delay`` seconds before the first event.
     Faults: ``cut_after=N`` drops the connection after N events (no clean end of the stream),
     ``error_after=N`` sends a RUN_ERROR (code ``INJECTED_FAULT``) after N events and ends it.
+    ``root``, the folder the recordings were found in, names them relative to it in the log.
     """
 
     def __init__(

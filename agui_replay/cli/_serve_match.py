@@ -11,7 +11,9 @@ entry's status and payload. State, tools, context and forwarded props are not co
 Among the runs that match, a run of the recorded thread this posted thread was answered from
 before comes first, then the run served fewest times, then file order ("falling back to
 order"). Runs recorded without an input (an SSE capture, JSON lines) are served in order to
-inputs that match nothing.
+inputs that match nothing, and so is every run to an input with no messages and no resume
+(nothing to match on: a probe such as ``curl -d '{"threadId": "t", "runId": "r",
+"messages": []}'``) that no run matches.
 """
 
 from __future__ import annotations
@@ -212,7 +214,11 @@ class RunMatcher:
                 ),
             )
             return self._serve(best, "matched", posted)
+        # Nothing to match on (a probe with no messages), or runs recorded without an input:
+        # those are served in order.
         without = [r for r in self.runs if r.view is None]
+        if not without and not view["messages"] and not view["resume"]:
+            without = list(self.runs)
         if without:
             self._unmatched += 1
             return self._serve(without[(self._unmatched - 1) % len(without)], "in order", posted)

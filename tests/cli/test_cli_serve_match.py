@@ -167,6 +167,17 @@ def test_in_order_and_a_fixed_run_ignore_the_input(client: httpx.Client) -> None
         assert len(decode_sse(post(client, url, stranger).content)) == 19
 
 
+def test_an_input_with_nothing_to_match_on_is_served_in_order(client: httpx.Client) -> None:
+    # A probe (curl with no messages) matches no recorded run and has nothing to be told
+    # apart by: it gets the runs in turn rather than a 404.
+    probe = {"threadId": "t", "runId": "r", "messages": []}
+    log = io.StringIO()
+    with serve(ReplayApp(load_recording(APPROVED), speed=0, log=log)) as url:
+        got = [len(decode_sse(post(client, url, probe).content)) for _ in range(3)]
+    assert got == [80, 19, 80]
+    assert log.getvalue().splitlines()[0] == "POST / → run 0 (80 events, in order)"
+
+
 def test_a_capture_without_inputs_is_served_in_order(client: httpx.Client, tmp_path: Path) -> None:
     events = load_recording(APPROVED).events
     capture = tmp_path / "capture.sse"
