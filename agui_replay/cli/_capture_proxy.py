@@ -19,8 +19,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from agui_replay._limits import loads_json
 from agui_replay.cli._capture_file import _CaptureFile
-from agui_replay.errors import EventDecodeError
+from agui_replay.errors import EventDecodeError, JSONLimitError
 from agui_replay.events import parse_event
 from agui_replay.sse import SSEDecoder
 
@@ -294,9 +295,9 @@ def _check_run_input(body: bytes) -> tuple[str | None, dict[str, Any]]:
     from agui_replay._compat import input_model
 
     try:
-        data = json.loads(body or b"null")
-    except ValueError as exc:
-        return f"the request body is not JSON: {exc}", {}
+        data = loads_json(body or b"null")  # NaN, and nesting past the limits, refused too
+    except JSONLimitError as exc:
+        return f"the request body is not valid JSON: {exc}", {}
     if not isinstance(data, dict):
         return "the request body must be a RunAgentInput JSON object", {}
     try:

@@ -323,6 +323,9 @@ def test_what_is_not_a_completed_run_is_passed_on_and_not_recorded(
         assert invalid.status_code == 400
         assert invalid.json()["type"] == "RUN_ERROR"
         assert "RunAgentInput" in invalid.json()["message"]
+        deep = http.post(url, content=b"[" * 5000, headers={"content-type": "application/json"})
+        assert deep.status_code == 400
+        assert "nested deeper than" in deep.json()["message"]
         assert http.get(url).status_code == 405
         preflight = http.options(
             url,
@@ -478,3 +481,23 @@ def test_runs_that_cannot_be_written_by_the_end_fail_the_command(
     assert code == 2
     assert "the captured runs are lost" in err
     assert "stopped: 1 run(s) recorded" not in err
+
+
+def test_runs_streamed_at_once_are_recorded_in_the_order_they_end(
+    steered: tuple[SteeredAgent, str], tmp_path: Path
+) -> None:
+    agent, target = steered
+    out = tmp_path / "overlapping.json"
+    with capturing(target, out) as (process, url), httpx.Client(timeout=60.0) as http:
+        with http.stream("POST", url, json=body("t", "slow", "gated")) as slow:
+            chunks = slow.iter_raw()
+            next(chunks)  # the slow run is under way, held at the gate
+            quick = http.post(url, json=body("t", "quick"))
+            assert quick.status_code == 200
+            assert [run.input["runId"] for run in load_cassette(out).runs] == ["quick"]
+            agent.gate.set()
+            rest = b"".join(chunks)
+        assert rest
+        code, _, err = stop(process)
+    assert code == 0, err
+    assert [run.input["runId"] for run in load_cassette(out).runs] == ["quick", "slow"]
