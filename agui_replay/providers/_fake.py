@@ -852,7 +852,11 @@ def _read_timeout(message: str) -> BaseException:
         if library == "aiohttp":
             import aiohttp
 
-            return aiohttp.ServerTimeoutError(message)
+            # a read timeout is SocketTimeoutError (aiohttp >= 3.10), a ServerTimeoutError
+            timeout: type[Exception] = getattr(
+                aiohttp, "SocketTimeoutError", aiohttp.ServerTimeoutError
+            )
+            return timeout(message)
         if library == "urllib3":
             from urllib3.exceptions import ReadTimeoutError
 

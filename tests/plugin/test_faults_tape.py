@@ -286,7 +286,7 @@ TIMEOUT = {
     "httpx_async": httpx.ReadTimeout,
     "httpx2": httpx2.ReadTimeout,
     "httpx2_async": httpx2.ReadTimeout,
-    "aiohttp": aiohttp.ServerTimeoutError,
+    "aiohttp": aiohttp.SocketTimeoutError,  # a ServerTimeoutError, as a real read timeout
     "urllib": TimeoutError,  # socket.timeout
 }
 

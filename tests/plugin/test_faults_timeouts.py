@@ -169,6 +169,7 @@ def test_requests_retried_past_its_read_retries(agui):
 @pytest.mark.agui(cassette="test_record/test_aiohttp.json", faults=[faults.timeout()])
 def test_aiohttp_read_timeout(agui):
     error = timed_out(agui, ask_aiohttp)
+    assert isinstance(error, aiohttp.SocketTimeoutError)  # what a real read timeout raises
     assert isinstance(error, aiohttp.ServerTimeoutError)
     assert isinstance(error, asyncio.TimeoutError)
 
