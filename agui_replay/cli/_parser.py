@@ -69,7 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
         "print a readable timeline",
         "Print a recording as a timeline: runs, messages with their text assembled, tool calls "
         "with arguments and results, reasoning, the state after each change, interrupts and "
-        "errors.",
+        "errors. With --interactions, a cassette's recorded HTTP requests instead: each "
+        "provider interaction of each run, then the requests to other hosts (the http list), "
+        "with status, size, what the request asked and what the response said.",
     )
     show.add_argument("file", help="cassette, SSE capture or JSON lines")
     show.add_argument("--run", type=int, metavar="N", help="only run N (from 0)")
@@ -82,6 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     show.add_argument(
         "--types", action="append", metavar="A,B", help="only events of these types (A,B,...)"
+    )
+    show.add_argument(
+        "--interactions",
+        action="store_true",
+        help="list the cassette's recorded HTTP requests and responses instead of its events",
     )
     no_color(show)
     show.set_defaults(handler=_show)
@@ -120,11 +127,18 @@ def build_parser() -> argparse.ArgumentParser:
         "compare two recordings event by event (exit 1 when they differ)",
         "Compare two recordings event by event. Ids and timestamps are normalized first (ids "
         "renamed in order of appearance, timestamps dropped) so two runs of one agent compare "
-        "equal; --raw compares them as they are.",
+        "equal; --raw compares them as they are. With --interactions, two cassettes' recorded "
+        "HTTP requests and responses instead, in order: the first that differs, with the path "
+        "of the difference (headers, chunk boundaries and timing are not compared).",
     )
     diff.add_argument("a", help="the expected recording")
     diff.add_argument("b", help="the actual recording")
     diff.add_argument("--raw", action="store_true", help="compare without normalizing")
+    diff.add_argument(
+        "--interactions",
+        action="store_true",
+        help="compare the cassettes' recorded HTTP requests and responses instead of events",
+    )
     diff.add_argument(
         "--context",
         type=int,

@@ -146,6 +146,10 @@ def _interrupt_ids(event: dict[str, Any]) -> list[str]:
 
 
 def _show(args: argparse.Namespace, out: TextIO) -> int:
+    if getattr(args, "interactions", False):
+        from agui_replay.cli._interactions import show_interactions
+
+        return show_interactions(args, out)
     only = _wanted_types(args)
     recording = load_recording(args.file)
     runs = _select_runs(recording, args.run)

@@ -1,0 +1,190 @@
+"""``agui-replay show --interactions`` and ``agui-replay diff --interactions``: a cassette's
+recorded HTTP exchanges (the provider interactions of each run, then the ``http`` list of the
+requests to other hosts), listed or compared in order."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from typing import Any, TextIO
+
+from agui_replay.cli._common import EXIT_DIFFERENT, EXIT_OK, _UsageError
+from agui_replay.cli._interactions_read import (
+    Exchange,
+    load_exchanges,
+    request_summary,
+    response_summary,
+    response_value,
+)
+from agui_replay.cli._style import _Style, _terminal_width, _want_color
+
+__all__ = ["diff_interactions", "show_interactions"]
+
+_NOT_COMPARED = "headers, chunk boundaries and timing not compared"
+
+
+def show_interactions(args: argparse.Namespace, out: TextIO) -> int:
+    if args.type or args.types:
+        raise _UsageError(
+            "--type/--types choose events; --interactions lists HTTP requests: use one or the other"
+        )
+    cassette, found = load_exchanges(args.file)
+    color = _Style(_want_color(args, out))
+    width = None if args.full else max(40, _terminal_width(out) - 20)
+    runs = len(cassette.runs)
+    if args.run is not None:
+        if not -runs <= args.run < runs:
+            raise _UsageError(
+                f"--run {args.run} is out of range: {args.file} has {runs} run(s)"
+                + (f", 0–{runs - 1}" if runs else "")
+            )
+        prefix = f"runs[{args.run % runs}]."
+        found = [e for e in found if e.where.startswith(prefix)]
+    providers = sum(1 for e in found if e.where.startswith("runs["))
+    others = len(found) - providers
+    out.write(
+        color.bold(str(args.file))
+        + f": {providers} provider interaction(s)"
+        + ("" if args.run is not None else f" in {runs} run(s)")
+        + (f", {others} request(s) to other hosts" if others else "")
+        + "\n"
+    )
+    section = None
+    for exchange in found:
+        heading = _section(exchange)
+        if heading != section:
+            section = heading
+            out.write(color.bold(heading) + "\n")
+        _write_exchange(exchange, out, color, width)
+    if not found:
+        out.write("  (no recorded HTTP requests)\n")
+    return EXIT_OK
+
+
+def _section(exchange: Exchange) -> str:
+    if exchange.where.startswith("http["):
+        return "requests to other hosts (http):"
+    run = exchange.where.split("]", 1)[0].removeprefix("runs[")
+    return f"run #{run}:"
+
+
+def _write_exchange(exchange: Exchange, out: TextIO, color: _Style, width: int | None) -> None:
+    size = len(exchange.content())
+    count = len(exchange.chunks)
+    body = f"{count} chunk(s), {size} bytes" if count else f"body of {size} bytes"
+    status = exchange.status
+    shown = color.red(str(status)) if isinstance(status, int) and status >= 400 else str(status)
+    out.write(
+        f"  #{exchange.index} {color.cyan(exchange.who)} {exchange.method} {exchange.target} "
+        f"→ {shown}, {body}  {color.dim(exchange.where)}\n"
+    )
+    out.write(f"      asks: {request_summary(exchange, width)}\n")
+    out.write(f"      answer: {response_summary(exchange, width)}\n")
+
+
+# --- diff ---------------------------------------------------------------------------------------
+
+
+def diff_interactions(args: argparse.Namespace, out: TextIO) -> int:
+    if args.raw:
+        raise _UsageError(
+            "--raw compares events as they are; --interactions compares the recorded requests "
+            "and responses: use one or the other"
+        )
+    _, left = load_exchanges(args.a)
+    _, right = load_exchanges(args.b)
+    color = _Style(_want_color(args, out))
+    for a, b in zip(left, right, strict=False):
+        found = _first_difference(_comparable(a), _comparable(b))
+        if found is None:
+            continue
+        path, was, now = found
+        places = a.where if a.where == b.where else f"{a.where} in A, {b.where} in B"
+        out.write(
+            color.red(f"interactions differ at #{a.index}")
+            + f" ({places}: {a.who} {a.method} {a.target})"
+            + color.dim(f"  ({_NOT_COMPARED})")
+            + "\n"
+        )
+        out.write(f"  first difference at {path}\n")
+        out.write(f"    A ({args.a}): {_value(was)}\n")
+        out.write(f"    B ({args.b}): {_value(now)}\n")
+        if len(left) != len(right):
+            out.write(f"  A has {len(left)} interaction(s), B {len(right)}\n")
+        return EXIT_DIFFERENT
+    if len(left) != len(right):
+        longer, name, other = (left, "A", "B") if len(left) > len(right) else (right, "B", "A")
+        extra = longer[min(len(left), len(right))]
+        out.write(
+            color.red(f"{name} has {len(longer) - min(len(left), len(right))} more interaction(s)")
+            + f": the first, #{extra.index} ({extra.where}: {extra.who} {extra.method} "
+            f"{extra.target}), is not in {other}; the {min(len(left), len(right))} before it "
+            "are the same\n"
+        )
+        return EXIT_DIFFERENT
+    providers = sum(1 for e in left if e.where.startswith("runs["))
+    out.write(
+        color.green("same") + f": {len(left)} interaction(s), {providers} to providers and "
+        f"{len(left) - providers} to other hosts (method, URL, body, status and response; "
+        f"{_NOT_COMPARED})\n"
+    )
+    return EXIT_OK
+
+
+def _comparable(exchange: Exchange) -> dict[str, Any]:
+    request = exchange.request
+    target = "url" if exchange.where.startswith("http[") else "path"
+    return {
+        "provider" if target == "path" else "host": exchange.who,
+        "request": {
+            "method": request.get("method"),
+            target: request.get(target),
+            "body": request.get("body"),
+        },
+        "response": {"status": exchange.status, **response_value(exchange)},
+    }
+
+
+_MISSING = object()
+_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_-]*\Z")
+
+
+def _first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """The first place ``a`` and ``b`` differ (objects in key order, ``a``'s keys first; lists
+    by position), as a path (``request.body.messages[2].content``) and both values; JSON
+    strict: ``1`` equals ``1.0`` but not ``true``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in [*a, *(k for k in b if k not in a)]:
+            step = f"{path}.{key}" if _NAME.match(str(key)) else f"{path}[{json.dumps(key)}]"
+            step = step.removeprefix(".")
+            found = _first_difference(a.get(key, _MISSING), b.get(key, _MISSING), step)
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        for i in range(max(len(a), len(b))):
+            left = a[i] if i < len(a) else _MISSING
+            right = b[i] if i < len(b) else _MISSING
+            found = _first_difference(left, right, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    if _same_scalar(a, b):
+        return None
+    return path or "(the whole exchange)", a, b
+
+
+def _same_scalar(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+def _value(value: Any) -> str:
+    if value is _MISSING:
+        return "(missing)"
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 300 else text[:300] + "…"
