@@ -58,8 +58,8 @@ _CORS_HEADERS = [
     (b"access-control-allow-methods", b"POST, OPTIONS"),
     (b"access-control-allow-headers", b"*"),
 ]
-# Chromium lets a page call a loopback server only when the server's preflight says it accepts
-# calls from other networks (Private Network Access).
+# Chromium with Private Network Access lets a page from another network call a loopback server
+# only when the preflight says the server accepts it (later versions ask the user instead).
 _PRIVATE_NETWORK = (b"access-control-allow-private-network", b"true")
 
 FAULT_CODE = "INJECTED_FAULT"
@@ -111,10 +111,11 @@ class ReplayApp:
     """An ASGI app that answers every POSTed ``RunAgentInput`` with a recorded run as SSE.
 
     ``recording`` is one recording or several (a folder of cassettes). Each request gets the
-    run whose recorded input matches the posted one (thread, messages and resume, with ids
-    normalized; see ``agui-replay serve --help``); runs recorded without an input are served
-    in order, and an input no recorded run matches gets a 404 naming the closest run and the
-    first difference. ``in_order=True`` ignores the inputs: the n-th request gets run ``n``
+    run whose recorded input matches the posted one (messages and resume, with ids
+    normalized; among equal matches a run of the recording this posted thread was answered
+    from first, then order); runs recorded without an input are served in order, and an
+    input no recorded run matches gets a 404 naming the closest run and the first
+    difference. ``in_order=True`` ignores the inputs: the n-th request gets run ``n``
     (wrapping around); ``run`` serves one run (numbered across the recordings) every time.
 
     Timing follows the events' ``timestamp`` fields scaled by ``speed`` (``0``: as fast as
