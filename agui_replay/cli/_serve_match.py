@@ -170,7 +170,9 @@ def _short(value: Any) -> str:
 
 def _describe(message: Any) -> str:
     if isinstance(message, dict):
-        return f"a {message.get('role', '?')} message {_short(message.get('content'))}"
+        role = str(message.get("role", "?"))
+        article = "an" if role[:1] in ("a", "e", "i", "o", "u") else "a"
+        return f"{article} {role} message {_short(message.get('content'))}"
     return _short(message)
 
 

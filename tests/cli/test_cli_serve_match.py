@@ -26,6 +26,7 @@ import pytest
 
 from agui_replay.cassette import load_recording
 from agui_replay.cli import ReplayApp, main, replay_app
+from agui_replay.cli._serve_match import first_difference, input_view
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.server.testing import serve
 from agui_replay.sse import decode_sse, encode_sse
@@ -349,3 +350,23 @@ def test_the_console_script_serves_a_folder_with_faults(tmp_path: Path) -> None:
     assert lines[0].startswith(f"serving {RECIPES} (3 cassette(s), 5 run(s), instant, ")
     assert "--error-after 2" in lines[0]
     assert lines[1] == f"POST / → {REJECTED.name} run 1 (17 events, input matched)"
+
+
+def test_the_first_difference_reads_as_a_fix() -> None:
+    said = {"messages": [{"id": "u-1", "role": "user", "content": "hi"}]}
+    answered = {
+        "messages": [
+            {"id": "7c9e6679-7425-40de-944b-e07fc1f90ae7", "role": "user", "content": "hi"},
+            {"id": "m", "role": "assistant", "content": "hello"},
+        ]
+    }
+    resumed = {**said, "resume": [{"interruptId": "i-9", "status": "resolved"}]}
+    # The ids differ and do not count; what is missing on either side is named.
+    assert first_difference(input_view(said), input_view(answered))[1] == (
+        "messages: 1 posted, 2 recorded (the recorded messages[1] is an assistant message 'hello')"
+    )
+    assert first_difference(input_view(said), input_view(resumed))[1] == (
+        "resume: 0 entries posted, 1 recorded (a resume answers the interrupt the run before "
+        "ended on)"
+    )
+    assert first_difference(input_view(resumed), input_view(resumed)) == (3, "")
