@@ -26,14 +26,32 @@ kind           renamed to                  found in
 Reasoning and activity messages share the ``msg`` counter with text messages: they live in the
 same message list on the client, and the emitter numbers them from one counter too.
 
+One raw id, one name. Some frameworks use one id in two roles: Agno's TOOL_CALL_RESULT carries
+``messageId == toolCallId == "call_..."``. Named per kind, the two would become ``r-msg-2`` and
+``r-call-1``, and an agent that stopped reusing the id would normalize to the same stream: the
+link, and a change that breaks it, would be invisible to snapshots and replays. So an id keeps
+the name of the role it first appeared in, in every other role: that tool result normalizes to
+``messageId == toolCallId == "r-call-1"`` (in a stream whose first sight of the id is a message
+id, both become ``r-msg-N``), and takes no number of its second kind: the answer after that
+tool result is ``r-msg-2``, not ``r-msg-3``. The name says where the id was first seen, and the
+equality says the two roles hold one id; a suffix or a combined name would say the same at more
+length, and would read as an id of a third kind. Ids that differ always get different names, so
+a tool result whose ``messageId`` is its own id now normalizes differently from one that reuses
+the call's. This holds across the runs of one :class:`Normalizer` (a cassette), in run inputs,
+and for the ids found in payloads, which take the protocol name of the value. It costs one
+dictionary look-up per distinct id.
+
 * ``run_id`` defaults to the ``runId`` of the RUN_STARTED that opens each run (``"run"`` when
   there is none); a stream of several runs numbers each run's new ids under its own run id,
   while an id seen in an earlier run keeps the name it got there.
 * An id already of the form ``{run_id}-{kind}-{n}`` (for any run id of the stream) is kept,
-  and its number is never handed out to another id: normalizing twice equals normalizing once,
-  and streams from this package's emitter pass through unchanged.
-* ``threadId``, ``runId`` and ``parentRunId`` are kept (the test chooses them). Ids inside
-  ``rawEvent``, ``CUSTOM``/``RAW`` payloads and state are not touched.
+  in whatever role it appears (a message id ``r-call-1`` too), and its number is never handed
+  out to another id of its kind: normalizing twice equals normalizing once, and streams from
+  this package's emitter pass through unchanged.
+* ``threadId``, ``runId`` and ``parentRunId`` are kept (the test chooses them). Random-looking
+  ids inside ``rawEvent``, ``CUSTOM``/``RAW`` payloads and state take the name the protocol
+  fields gave them, or a placeholder (see :class:`Normalizer`); ``payload_ids=False`` leaves
+  them alone.
 * ``timestamps="remove"`` (default) drops every event's ``timestamp``; ``"freeze"`` sets
   existing ones to ``frozen_timestamp``; ``"keep"`` leaves them.
 
@@ -272,7 +290,7 @@ class Normalizer:
             known = renamer.by_value.get(value)
         if known is not None:
             holder[key] = known
-        elif self._derived.match(kind, value):
+        elif self._derived.parse(value) is not None:
             renamer.keep(kind, value)
         elif looks_random(value):
             holder[key] = self._placeholder(value, value)
@@ -338,8 +356,8 @@ class Normalizer:
 
         derived = self._derived
         derived.add_prefixes(prefixes or {prefix})
-        for kind, value in first:
-            derived.note(kind, value)
+        for _, value in first:
+            derived.note(value)
         renamer = self._renamer
         for value in preserve:
             for kind in ID_KINDS:
@@ -446,15 +464,11 @@ class _DerivedIds:
             self._parsed[value] = parsed
             return parsed
 
-    def match(self, kind: str, value: str) -> bool:
+    def note(self, value: str) -> None:
+        """Reserve the number a derived id holds, in its own kind, whatever role it is in."""
         parsed = self.parse(value)
-        return parsed is not None and parsed[1] == kind
-
-    def note(self, kind: str, value: str) -> str:
-        parsed = self.parse(value)
-        if parsed is not None and parsed[1] == kind:
-            self.taken.setdefault((parsed[0], kind), set()).add(parsed[2])
-        return value
+        if parsed is not None:
+            self.taken.setdefault((parsed[0], parsed[1]), set()).add(parsed[2])
 
 
 class _Renamer:
@@ -480,11 +494,19 @@ class _Renamer:
         known = self.seen.get((kind, value))
         if known is not None:
             return known
-        if value in self.preserve or self.derived.match(kind, value):
-            self.seen[(kind, value)] = value
-            self.by_value.setdefault(value, value)
-            self.names.add(value)
-            return value
+        # One raw id, one name: an id already named in another role (a tool result's
+        # messageId equal to its toolCallId) takes that name here too, and an id already in
+        # the normalized form is a fixed point in every role.
+        shared = self.by_value.get(value)
+        if shared is None and (value in self.preserve or self.derived.parse(value) is not None):
+            shared = value
+        if shared is not None:
+            self.seen[(kind, value)] = shared
+            self.by_value.setdefault(value, shared)
+            self.names.add(shared)
+            if shared != value:
+                self.id_map.setdefault(kind, {})[value] = shared
+            return shared
         mapping = self.id_map.setdefault(kind, {})
         key = (self.prefix, kind)
         taken = self.derived.taken.get(key, set())

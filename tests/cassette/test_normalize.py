@@ -202,16 +202,17 @@ def test_derived_ids_are_kept_and_their_numbers_skipped() -> None:
     ]
     ids = [e.get("messageId") or e.get("toolCallId") for e in normalize_events(events)]
     # "abc" may not take r-msg-1 (held by the emitter-style id); "r-msg-01" is not canonical;
-    # "r-msg-3" is a message-shaped id used as a tool call id: renamed in the call namespace.
+    # "r-msg-3" is a message-shaped id used as a tool call id: a normalized id is kept in any
+    # role (one raw id, one name), and its number stays reserved among the messages.
     assert ids == [
         None,
         "r-msg-2",
         "r-msg-2",
         "r-msg-1",
         "r-msg-1",
+        "r-msg-4",
+        "r-msg-4",
         "r-msg-3",
-        "r-msg-3",
-        "r-call-1",
         None,
     ]
 
