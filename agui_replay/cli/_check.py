@@ -198,6 +198,10 @@ def _normalize_pair(
         elif isinstance(x, list) and isinstance(y, list):
             for u, v in zip(x, y, strict=False):
                 align(u, v)
+        elif isinstance(x, str) and x == y and x in named and y not in onto:
+            # a name both sides hold at one place stays: nothing else may be mapped onto it
+            onto[y] = x
+            taken.add(x)
         elif (
             isinstance(x, str)
             and isinstance(y, str)

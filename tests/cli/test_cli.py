@@ -399,6 +399,39 @@ def test_diff_is_event_aware(
     assert "final state: same" in out
 
 
+def _tool_result_stream(result_message_id: str) -> str:
+    """A run with one tool call whose result message has the id ``result_message_id``."""
+    events = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "TOOL_CALL_START", "toolCallId": "call_a", "toolCallName": "weather"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "call_a", "delta": "{}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "call_a"},
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": result_message_id,
+            "toolCallId": "call_a",
+            "content": "sunny",
+        },
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
+    return "".join(json.dumps(e) + "\n" for e in events)
+
+
+def test_diff_sees_a_broken_link_between_two_ids_in_either_order(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The tool result named after its call (one raw id in two roles), then given an id of its
+    # own: both orders report the field, neither says "same".
+    linked, broken = tmp_path / "linked.jsonl", tmp_path / "broken.jsonl"
+    linked.write_text(_tool_result_stream("call_a"), encoding="utf-8")
+    broken.write_text(_tool_result_stream("result_1"), encoding="utf-8")
+    for a, b in ((linked, broken), (broken, linked)):
+        code, out, _ = run_cli(capsys, "diff", a, b, "--no-color")
+        assert code == 1, out
+        assert "differ at event #4 (TOOL_CALL_RESULT): field /messageId" in out
+    assert run_cli(capsys, "diff", linked, linked)[0] == 0
+
+
 # --- state ----------------------------------------------------------------------------------
 
 
