@@ -7,6 +7,12 @@ equal the recorded ones, its new events replace the stored ones. The interaction
 they were, byte for byte. A request or input that differs means the model would have been asked
 something else: nothing is written, and the failure says that a real re-record is needed.
 
+One difference in an input is not a different question: the names normalization gives ids.
+When the rule that names them changes (one raw id kept one name in every role, say), a run
+whose input was built from the run before carries the new names while the cassette stores the
+old ones. An input equal to the recorded one up to a renaming of normalized names
+(:func:`same_but_names`) is refreshed, and the cassette then stores it with the new names.
+
 The pytest plugin's ``--agui-refresh`` turns this on; :class:`CassetteSession` takes
 ``refresh=True`` for scripts.
 """
@@ -16,20 +22,25 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from agui_replay._pending import PENDING_SUFFIX, pending_path
 from agui_replay.cassette import Cassette, atomic_write_text
+from agui_replay.normalize import ID_KINDS
 
 __all__ = [
     "PENDING_SUFFIX",
     "pending_path",
     "refresh_refused",
     "refreshed_cassette",
+    "same_but_names",
     "write_pending",
 ]
+
+_NAME = re.compile(rf".+-(?:{'|'.join(ID_KINDS)})-[0-9]+")
 
 
 def refresh_refused(path: Any, index: int, what: str, detail: str, command: str) -> str:
@@ -40,6 +51,34 @@ def refresh_refused(path: Any, index: int, what: str, detail: str, command: str)
         f"cassette was recorded, so a real re-record is needed: `{command}` (against the real "
         "provider). Nothing was written."
     )
+
+
+def same_but_names(recorded: Any, now: Any) -> bool:
+    """Whether ``now`` equals ``recorded`` once its normalized names (``run-1-msg-2``) are
+    renamed: every other value equal (``1``, ``1.0`` and ``true`` apart), every differing string
+    a name on both sides, and each recorded name read as one name now. Two recorded names may
+    become one: a rule that gives one raw id one name in every role merges the names its roles
+    had."""
+    forward: dict[str, str] = {}
+    pending: list[tuple[Any, Any]] = [(recorded, now)]
+    while pending:
+        a, b = pending.pop()
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, dict):
+            if a.keys() != b.keys():
+                return False
+            pending.extend((a[key], b[key]) for key in a)
+        elif isinstance(a, list):
+            if len(a) != len(b):
+                return False
+            pending.extend(zip(a, b, strict=True))
+        elif isinstance(a, str) and _NAME.fullmatch(a) and _NAME.fullmatch(b):
+            if forward.setdefault(a, b) != b:
+                return False
+        elif a != b:
+            return False
+    return True
 
 
 def refreshed_cassette(

@@ -48,6 +48,7 @@ from agui_replay.recording._refresh import (
     pending_path,
     refresh_refused,
     refreshed_cassette,
+    same_but_names,
     write_pending,
 )
 from agui_replay.recording._session_provider import SessionProvider
@@ -216,6 +217,7 @@ class CassetteSession:
         """A re-record writes today's ``recorded_at`` even when nothing else changed (a stale
         cassette re-recorded); otherwise an unchanged re-record keeps the file as it was."""
         self._refresh_refused = False
+        self._renamed_inputs: set[int] = set()  # runs whose input a refresh stores renamed
         self._discard = False
         self.discarded = False
         """A recording :meth:`abandon` kept from being written (its test failed)."""
@@ -493,8 +495,10 @@ class CassetteSession:
         if len(self.runs) != len(self._recorded_runs):
             return None  # check_complete says why
         inputs = [
-            run.input if self._cassette.version >= 2 else (r.normalized_input or r.input)
-            for run, r in zip(self._recorded_runs, self.runs, strict=True)
+            run.input
+            if self._cassette.version >= 2 and n not in self._renamed_inputs
+            else (r.normalized_input or r.input)
+            for n, (run, r) in enumerate(zip(self._recorded_runs, self.runs, strict=True))
         ]
         cassette = refreshed_cassette(self._cassette, [r.normalized for r in self.runs], inputs)
         cassette.http = self._cassette.http
@@ -533,7 +537,9 @@ class CassetteSession:
         events = [r.normalized for r in self.runs]
         events += [run.events for run in self._recorded_runs[reached:]]
         inputs = [
-            run.input if cassette.version >= 2 or n >= reached else self._stored_input(n)
+            run.input
+            if n >= reached or (cassette.version >= 2 and n not in self._renamed_inputs)
+            else self._stored_input(n)
             for n, run in enumerate(self._recorded_runs)
         ]
         refreshed = refreshed_cassette(cassette, events, inputs)
@@ -810,10 +816,25 @@ class CassetteSession:
             raw_read = pending.live_before.input(pending.recorded.input)
             if _canonical(now) == _canonical(raw_read):
                 return
+        renamed = same_but_names(recorded, now)
+        if renamed and self.refresh:
+            # only the names normalization gives ids moved (a new naming rule): the same
+            # question, stored with the new names
+            self._renamed_inputs.add(pending.index)
+            _log.debug("%s: run #%d input read with new id names", self.path, pending.index)
+            return
         diffs = json_diff(recorded, now)
         shown = "\n".join(
             f"  {p or '/'}: recorded {_short(a)} != now {_short(b)}" for p, a, b in diffs
         )
+        if renamed:
+            refresh = self.record_command.replace("--agui-record", "--agui-refresh")
+            raise ReplayMismatchError(
+                f"{self.path}: run #{pending.index} starts from the recorded input with its ids "
+                f"named otherwise (the cassette was normalized under an older naming rule):\n"
+                f"{shown}\nStore the new names offline with `{refresh}` (no API key, no "
+                "network; the recorded interactions are kept)."
+            )
         if self.refresh:
             self._refresh_refused = True
             first = (diffs[0][0] if diffs else "") or "/"
