@@ -45,7 +45,6 @@ def _same(a: Any, b: Any, eq: _Eq) -> bool:
 _SCALARS = frozenset((str, int, float, bool, type(None)))
 _NUMBERS = frozenset((int, float, bool))
 _SHORT = 16  # lists up to this length skip the prefix/suffix machinery
-_PROBE = 4  # at most, items of a long list walked (1/32 of it) before _Walk._probe runs
 _COLUMNS = 32  # changed objects of a long list from which _Walk._columns compares them
 
 
@@ -220,9 +219,10 @@ class _Walk:
             # everything from the first to the last index where == differs. For a list this
             # short one pass in C finds them all (the trimming compares every item too, the
             # first and last that differ twice, and it slices the lists), and the pairing is
-            # told which they are. A longer list is trimmed: then the pairing's probe can stop
-            # the walk of a new document after a few items, where one pass would first
-            # compare them all.
+            # told which they are. A longer list is trimmed. When the first items differ, the
+            # probe goes first: it stops the walk of a new document before that pass.
+            if self.room is not None and n >= 16 and a[0] != b[0]:
+                self._probe(a, b, path, 0, n)
             if n <= _SHORT:
                 changed = [i for i in range(n) if a[i] != b[i]]
             else:
@@ -237,52 +237,28 @@ class _Walk:
         suffix = _common_suffix(a, b, shorter - prefix, eq)
         a_end, b_end = n - suffix, m - suffix
         paired = min(a_end, b_end) - prefix
+        if self.room is not None and paired >= 16:
+            self._probe(a, b, path, prefix, prefix + paired)
         self.paired(a, b, path, prefix, prefix + paired)
         for i in range(a_end - 1, prefix + paired - 1, -1):
             self.remove(f"{path}/{i}", a, i)
         for i in range(prefix + paired, b_end):
             self.add(f"{path}/{i}", b[i], a, i)
 
-    def _probe(
-        self, a: list[Any], b: list[Any], path: str, start: int, at: int, stop: int, room: int
-    ) -> None:
-        """Raise :class:`_TooBig` early when the rest of a long list of objects, ``a[at:stop]``
-        against ``b[at:stop]``, is sure to overflow the budget.
-
-        Runs once per long list, after its first items (``a[start:at]``), and only when they spent
-        enough that the rest, at the same rate, would overflow. The bound is rigorous: a
-        member whose value differs between a pair of objects gives at least one operation under
-        ``path/index/member``, and each such operation takes at least 26 bytes (a removal, with
-        its comma) plus that path. Only members holding a scalar in ``b`` are counted: for
-        containers ``!=`` may differ from JSON (a tuple is never ``==`` the list it encodes as).
-        Members are counted by key, for all pairs at once, inside C iterators.
-        """
+    def _probe(self, a: list[Any], b: list[Any], path: str, start: int, stop: int) -> None:
+        """Raise :class:`_TooBig` early when the objects ``a[start:stop]`` against
+        ``b[start:stop]`` are sure to overflow the budget (a new document, say): when the
+        first pair differs in enough members that the whole range, at that rate and 36 bytes
+        plus the path each, would overflow, and :func:`_objects_overflow` shows it."""
         left = cast(int, self.room)
-        if (room - left) * (stop - at) < left * (at - start):
+        old, new = a[start], b[start]
+        if type(old) is not dict or type(new) is not dict:
             return
-        first = b[at]
-        if type(first) is not dict:
+        differing = sum(map(operator.ne, map(old.get, new), new.values()))
+        if differing * (36 + len(path)) * (stop - start) < left:
             return
-        keys = [(key, 28 + len(path) + len(escape(key))) for key in first]
-        bound = 0
-        for chunk in range(at, stop, 1024):
-            end = min(stop, chunk + 1024)
-            olds, news = a[chunk:end], b[chunk:end]
-            if set(map(type, olds)) != {dict} or set(map(type, news)) != {dict}:
-                return
-            digits = len(str(chunk))  # the op paths hold "/index/", index >= chunk
-            for key, size in keys:
-                get = operator.itemgetter(key)
-                try:
-                    now = list(map(get, news))
-                    changed = _scalars_changed(map(get, olds), now)
-                except KeyError:  # not in every object: a missing member reads as None
-                    every = repeat(key)
-                    now = list(map(dict.get, news, every))
-                    changed = _scalars_changed(map(dict.get, olds, every), now)
-                bound += (size + digits) * changed
-                if bound >= left:
-                    raise _TooBig
+        if _objects_overflow(a, b, path, start, stop, left):
+            raise _TooBig
 
     def paired(
         self,
@@ -296,12 +272,6 @@ class _Walk:
         """Diff ``a[i]`` against ``b[i]`` for ``start <= i < stop``; ``known``, when given,
         lists (ascending) every ``i`` there where ``a[i] != b[i]``, so the items are not
         compared again to find them."""
-        room = self.room
-        if room is not None and stop - start >= 16:
-            probe = start + max(1, min(_PROBE, (stop - start) // 32))
-            self._items(a, b, path, _among(known, start, probe))
-            self._probe(a, b, path, start, probe, stop, room)
-            start = probe
         if self.eq is not operator.eq or stop - start < _COLUMNS:
             self._items(a, b, path, _among(known, start, stop))
             return
@@ -490,15 +460,65 @@ def _in_order(news: list[dict[str, Any]], order: tuple[str, ...], hits: list[Any
     return all(map(order.__eq__, map(tuple, map(news.__getitem__, several))))
 
 
-def _scalars_changed(was: Iterable[Any], now: list[Any]) -> int:
-    """How many pairs of ``was`` / ``now`` differ where ``now`` holds a JSON scalar (whose
-    ``!=`` is the JSON one; a container's may not be)."""
-    kinds = set(map(type, now))
-    if kinds <= _SCALARS:
-        return sum(map(operator.ne, was, now))
-    if kinds.isdisjoint(_SCALARS):
+def _objects_overflow(
+    a: list[Any], b: list[Any], path: str, start: int, stop: int, left: int
+) -> bool:
+    """Whether the patch under ``path/index`` for the objects ``a[start:stop]`` against
+    ``b[start:stop]`` is sure to take at least ``left`` bytes (each operation with its comma).
+
+    The members are counted by key, for all pairs at once, inside C iterators (no operation
+    built), those holding a string first (their values count too), until the bound
+    (:func:`_column_bytes`, rigorous) reaches ``left``. ``False`` (not shown) when an item is
+    not an object."""
+    first = b[start]
+    keys = sorted(first, key=lambda key: type(first[key]) is not str)
+    bound = 0
+    for chunk in range(start, stop, 1024):
+        end = min(stop, chunk + 1024)
+        olds, news = a[chunk:end], b[chunk:end]
+        digits = len(str(chunk))  # the op paths hold "/index/", index >= chunk
+        for key in keys:
+            try:
+                bound += _column_bytes(olds, news, key, 28 + len(path) + digits + len(key))
+            except TypeError:  # an item that is not an object
+                return False
+            if bound >= left:
+                return True
+    return False
+
+
+def _column_bytes(olds: list[Any], news: list[Any], key: str, size: int) -> int:
+    """A lower bound of the bytes the patch spends under ``.../index/key`` for the pairs of
+    objects ``olds`` / ``news``, ``size`` being 26 plus the shortest such path (a removal,
+    with its comma). Raises ``TypeError`` for an item that is not an object.
+
+    A member whose value differs between a pair gives at least one operation there: a removal
+    (``size``) when the new object lacks it; else, when both hold it, a replacement, which
+    also carries the new value (10 bytes more, and the value's JSON: at least 1 byte, and
+    ``len + 2`` for a string). Only members holding a scalar in ``news`` are counted: for
+    containers ``!=`` may differ from JSON (a tuple is never ``==`` the list it encodes as).
+    """
+    get = operator.itemgetter(key)
+    try:
+        now = list(map(get, news))
+        flags = list(map(operator.ne, map(get, olds), now))
+    except KeyError:  # not in every object: a missing member reads as None
+        every = repeat(key)
+        now = list(map(dict.get, news, every))
+        flags = list(map(operator.ne, map(dict.get, olds, every), now))
+        size -= 11  # some may be removals; an addition carries its value, as a replacement
+    changed = flags.count(True)
+    if not changed:
         return 0
-    return sum(compress(map(operator.ne, was, now), map(_SCALARS.__contains__, map(type, now))))
+    try:
+        text = "".join(compress(now, flags))  # all strings? (the usual column of names)
+    except TypeError:
+        kinds = set(map(type, compress(now, flags)))
+        if not kinds <= _SCALARS:
+            scalar = map(_SCALARS.__contains__, map(type, now))
+            changed = sum(map(operator.and_, flags, scalar))
+        return (size + 11) * changed
+    return (size + 11) * changed + len(text) + changed
 
 
 _CHUNK = 64
