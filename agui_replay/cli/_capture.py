@@ -11,10 +11,8 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import socket
 import sys
-import threading
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import SplitResult, urlsplit, urlunsplit
@@ -23,6 +21,7 @@ from agui_replay.cassette import Cassette, load_cassette
 from agui_replay.cli._capture_file import _CaptureFile
 from agui_replay.cli._capture_proxy import _CaptureProxy
 from agui_replay.cli._common import EXIT_OK, EXIT_USAGE, _UsageError
+from agui_replay.cli._posted import run_until_signal
 
 __all__: list[str] = []
 
@@ -158,7 +157,7 @@ def _capture(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"{own}\n")
         out.flush()
         say(f"capturing {target} into {store.path} at {own} — POST a RunAgentInput; Ctrl-C stops")
-        _run_until_signal(server, sock, proxy, say)
+        _run_until_stopped(server, sock, proxy, say)
     finally:
         sock.close()
     if not store.flush():
@@ -174,10 +173,9 @@ def _port(url: SplitResult) -> int:
     return url.port if url.port is not None else (443 if url.scheme.lower() == "https" else 80)
 
 
-def _run_until_signal(server: Any, sock: socket.socket, proxy: _CaptureProxy, say: Any) -> None:
-    """Run uvicorn until SIGINT or SIGTERM. uvicorn waits for the responses in flight (their
-    runs are recorded as they complete) and re-raises the signal it caught once it has shut
-    down, so a quiet handler stands in for the default one meanwhile."""
+def _run_until_stopped(server: Any, sock: socket.socket, proxy: _CaptureProxy, say: Any) -> None:
+    """Run uvicorn until SIGINT or SIGTERM; uvicorn waits for the responses in flight (their
+    runs are recorded as they complete), and the first signal says how many there are."""
     handle_exit = server.handle_exit
 
     def on_signal(sig: int, frame: Any) -> None:
@@ -190,14 +188,4 @@ def _run_until_signal(server: Any, sock: socket.socket, proxy: _CaptureProxy, sa
             )
 
     server.handle_exit = on_signal
-    main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.getsignal(signal.SIGTERM) if main_thread else None
-    if main_thread:
-        signal.signal(signal.SIGTERM, lambda *_: None)
-    try:
-        server.run(sockets=[sock])
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if main_thread and previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    run_until_signal(server, sock)

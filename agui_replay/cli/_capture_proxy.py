@@ -19,9 +19,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from agui_replay._limits import loads_json
 from agui_replay.cli._capture_file import _CaptureFile
-from agui_replay.errors import EventDecodeError, JSONLimitError
+from agui_replay.cli._posted import Refusal, read_run_input
+from agui_replay.errors import EventDecodeError
 from agui_replay.events import parse_event
 from agui_replay.sse import SSEDecoder
 
@@ -29,7 +29,6 @@ __all__: list[str] = []
 
 _log = logging.getLogger("agui_replay.capture")
 
-_MAX_REQUEST_BYTES = 16 * 1024 * 1024
 
 # Hop-by-hop headers (RFC 9110 section 7.6.1) and what the proxy sets itself: never forwarded.
 _HOP_BY_HOP = frozenset(
@@ -116,24 +115,16 @@ class _CaptureProxy:
                 send, 405, "POST a RunAgentInput JSON body to run the agent", f"{method} {path}"
             )
             return
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body += message.get("body", b"")
-            if len(body) > _MAX_REQUEST_BYTES:
-                await self._answer(send, 413, "the request body is too large", f"POST {path}")
-                return
-            if not message.get("more_body"):
-                break
-        problem, posted = _check_run_input(bytes(body))
-        if problem is not None:
-            await self._answer(send, 400, problem, f"POST {path}")
+        read = await read_run_input(receive)
+        if read is None:  # the client went away
             return
+        if isinstance(read, Refusal):
+            await self._answer(send, read.status, read.message, f"POST {path}")
+            return
+        body, posted = read
         self.in_flight += 1
         try:
-            await self._forward(f"POST {path}", bytes(body), posted, headers, receive, send)
+            await self._forward(f"POST {path}", body, posted, headers, receive, send)
         finally:
             self.in_flight -= 1
 
@@ -286,24 +277,3 @@ class _CaptureProxy:
                 "`agui-replay verify --mode strict` will say so"
             )
         return f"recorded as run {number} ({count}, {ids}){note}"
-
-
-def _check_run_input(body: bytes) -> tuple[str | None, dict[str, Any]]:
-    """The problem with a posted body (``None`` when it is a valid input), and the body."""
-    from pydantic import ValidationError
-
-    from agui_replay._compat import input_model
-
-    try:
-        data = loads_json(body or b"null")  # NaN, and nesting past the limits, refused too
-    except JSONLimitError as exc:
-        return f"the request body is not valid JSON: {exc}", {}
-    if not isinstance(data, dict):
-        return "the request body must be a RunAgentInput JSON object", {}
-    try:
-        input_model(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return f"not a valid RunAgentInput: {where}: {first['msg']}", {}
-    return None, data

@@ -13,7 +13,6 @@ import contextlib
 import json
 import logging
 import math
-import signal
 import socket
 import sys
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from typing import Any, TextIO
 
 from agui_replay.cassette import Recording, load_recording
 from agui_replay.cli._common import EXIT_OK, _UsageError
+from agui_replay.cli._posted import Refusal, read_run_input, run_until_signal
 from agui_replay.cli._serve_match import Choice, RunMatcher, ServedRun, input_view
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.events import WireEvent
@@ -33,7 +33,6 @@ __all__ = [
 ]
 
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
-_MAX_REQUEST_BYTES = 16 * 1024 * 1024
 
 
 def _event_delays(events: Sequence[WireEvent], speed: float, max_gap: float) -> list[float]:
@@ -194,21 +193,13 @@ class ReplayApp:
                 send, 405, "POST a RunAgentInput JSON body to replay a run", f"{method} {path}"
             )
             return
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body += message.get("body", b"")
-            if len(body) > _MAX_REQUEST_BYTES:
-                await self._refuse(send, 413, "the request body is too large", f"POST {path}")
-                return
-            if not message.get("more_body"):
-                break
-        problem, posted = _check_run_input(bytes(body))
-        if problem is not None:
-            await self._refuse(send, 400, problem, f"POST {path}")
+        read = await read_run_input(receive)
+        if read is None:  # the client went away
             return
+        if isinstance(read, Refusal):
+            await self._refuse(send, read.status, read.message, f"POST {path}")
+            return
+        posted = read.data
         choice = self.matcher.choose(posted)
         if choice.served is None:
             await self._no_match(send, choice, f"POST {path}")
@@ -351,27 +342,6 @@ class ReplayApp:
             self._say(f"  client disconnected after {sent} of {len(events)} event(s)")
 
 
-def _check_run_input(body: bytes) -> tuple[str | None, dict[str, Any]]:
-    """The problem with a posted body (``None`` when it is a valid input), and the body."""
-    from pydantic import ValidationError
-
-    from agui_replay._compat import input_model
-
-    try:
-        data = json.loads(body or b"null")
-    except ValueError as exc:
-        return f"the request body is not JSON: {exc}", {}
-    if not isinstance(data, dict):
-        return "the request body must be a RunAgentInput JSON object", {}
-    try:
-        input_model(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return f"not a valid RunAgentInput: {where}: {first['msg']}", {}
-    return None, data
-
-
 def _as_posted(events: Sequence[WireEvent], posted: dict[str, Any]) -> list[WireEvent]:
     """The recorded events carrying the posted ``threadId`` and ``runId`` in place of the
     recorded ones (a front end checks that the stream answers the run it started)."""
@@ -508,7 +478,7 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         if not args.quiet:  # --quiet: the URL line only (tools read it)
             sys.stderr.write(_banner(args, recordings, root, total, url))
             sys.stderr.flush()
-        _run_until_signal(server, sock)
+        run_until_signal(server, sock)
     finally:
         sock.close()
     if not args.quiet:
@@ -536,21 +506,3 @@ def _banner(
     if args.error_after is not None:
         notes.append(f"--error-after {args.error_after}")
     return f"serving {what}, {', '.join(notes)}) at {url} — POST a RunAgentInput; Ctrl-C stops\n"
-
-
-def _run_until_signal(server: Any, sock: socket.socket) -> None:
-    """Run uvicorn; SIGINT and SIGTERM stop it cleanly (uvicorn re-raises the signal it
-    caught once it has shut down, so a quiet handler stands in for the default one)."""
-    import threading
-
-    main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.getsignal(signal.SIGTERM) if main_thread else None
-    if main_thread:
-        signal.signal(signal.SIGTERM, lambda *_: None)
-    try:
-        server.run(sockets=[sock])
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if main_thread and previous is not None:
-            signal.signal(signal.SIGTERM, previous)

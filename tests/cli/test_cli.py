@@ -554,6 +554,11 @@ def test_the_replay_endpoint_streams_each_recorded_run_in_turn(board: dict[str, 
         refused = http.post(url, json={"threadId": "t"})
         assert refused.status_code == 400
         assert "RunAgentInput" in refused.json()["message"]
+        # JSON that only Python reads (NaN), or nested past the limits: refused, as capture does
+        for body in (b'{"threadId": NaN}', b"[" * 100_000 + b"]" * 100_000):
+            refused = http.post(url, content=body, headers={"content-type": "application/json"})
+            assert refused.status_code == 400
+            assert "not valid JSON" in refused.json()["message"]
         preflight = http.options(url)
         assert preflight.status_code == 204
         assert preflight.headers["access-control-allow-origin"] == "*"

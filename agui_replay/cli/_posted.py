@@ -1,0 +1,86 @@
+"""A RunAgentInput POSTed to one of the command's loopback servers (``serve``, ``capture``).
+
+Both read the body up to one size cap, within the package's JSON limits (no NaN, no nesting past
+them), and check it is a RunAgentInput before doing anything with it; both stop on SIGINT and
+SIGTERM the same way.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import threading
+from typing import Any, NamedTuple
+
+from agui_replay._limits import loads_json
+from agui_replay.errors import JSONLimitError
+
+MAX_REQUEST_BYTES = 16 * 1024 * 1024
+
+
+class Posted(NamedTuple):
+    """A posted RunAgentInput: the body's bytes as they came, and its JSON."""
+
+    body: bytes
+    data: dict[str, Any]
+
+
+class Refusal(NamedTuple):
+    """Why a posted body is refused: the HTTP status to answer and the message."""
+
+    status: int
+    message: str
+
+
+async def read_run_input(receive: Any) -> Posted | Refusal | None:
+    """The posted RunAgentInput, a :class:`Refusal` to answer (413 too large, 400 not an
+    input), or ``None`` when the client went away first."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        body += message.get("body", b"")
+        if len(body) > MAX_REQUEST_BYTES:
+            return Refusal(413, "the request body is too large")
+        if not message.get("more_body"):
+            break
+    checked = check_run_input(bytes(body))
+    return checked if isinstance(checked, Refusal) else Posted(bytes(body), checked)
+
+
+def check_run_input(body: bytes) -> dict[str, Any] | Refusal:
+    """``body`` as a RunAgentInput's JSON, or the 400 :class:`Refusal` saying what is wrong."""
+    from pydantic import ValidationError
+
+    from agui_replay._compat import input_model
+
+    try:
+        data = loads_json(body or b"null")
+    except JSONLimitError as exc:
+        return Refusal(400, f"the request body is not valid JSON: {exc}")
+    if not isinstance(data, dict):
+        return Refusal(400, "the request body must be a RunAgentInput JSON object")
+    try:
+        input_model(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return Refusal(400, f"not a valid RunAgentInput: {where}: {first['msg']}")
+    return data
+
+
+def run_until_signal(server: Any, sock: socket.socket) -> None:
+    """Run uvicorn; SIGINT and SIGTERM stop it cleanly (uvicorn re-raises the signal it
+    caught once it has shut down, so a quiet handler stands in for the default one)."""
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if main_thread else None
+    if main_thread:
+        signal.signal(signal.SIGTERM, lambda *_: None)
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if main_thread and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
