@@ -203,7 +203,22 @@ class RecordedResponse:
         )
 
 
-def _chunks(items: list[Any]) -> list[Chunk]:
+def chunk_bytes(items: list[Any]) -> list[bytes]:
+    """The bytes of each stored chunk (``[c.raw for c in _chunks(items)]``, checked alike),
+    without a :class:`Chunk` for each of the common text chunks."""
+    out: list[bytes] = []
+    append = out.append
+    for i, c in enumerate(items):
+        if c.__class__ is dict and "encoding" not in c:
+            offset, data = c.get("offset"), c.get("data")
+            if data.__class__ is str and (offset.__class__ is float or offset.__class__ is int):
+                append(data.encode("utf-8"))
+                continue
+        append(_chunks([c], first=i)[0].raw)
+    return out
+
+
+def _chunks(items: list[Any], first: int = 0) -> list[Chunk]:
     # A replayed cassette has a chunk per network read (often a thousand): take the common,
     # well-formed case without the per-field checks of Chunk.from_dict (same result).
     out: list[Chunk] = []
@@ -218,7 +233,7 @@ def _chunks(items: list[Any]) -> list[Chunk]:
             append(Chunk.from_dict(c))
         except (ProviderError, TypeError, ValueError) as exc:
             raise ProviderError(
-                f"response.chunks[{i}]: {exc}; a chunk is "
+                f"response.chunks[{first + i}]: {exc}; a chunk is "
                 '{"offset": seconds since the request, "data": "text of one network read"} '
                 '(with "encoding": "base64" when data is the base64 of bytes)'
             ) from None

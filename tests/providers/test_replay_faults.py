@@ -261,3 +261,17 @@ def test_which_recorded_requests_a_host_names(host: str, problem: str | None) ->
         tape.check_faults()
     assert len(tape.errors) == 1
     assert problem in tape.errors[0]
+
+
+def test_a_stored_chunk_without_its_data_is_named_by_its_index() -> None:
+    # The tape reads a stored response's chunks straight to bytes; a broken one is still
+    # named with its place, as for any stored response.
+    from agui_replay.errors import ProviderError
+    from agui_replay.providers._interaction import chunk_bytes
+
+    good = [{"offset": 0.1 * n, "data": f"part {n};"} for n in range(6)]
+    assert chunk_bytes(good) == [f"part {n};".encode() for n in range(6)]
+    binary = {"offset": 0.7, "data": "AAE=", "encoding": "base64"}
+    assert chunk_bytes([*good, binary])[-1] == b"\x00\x01"
+    with pytest.raises(ProviderError, match=r"response\.chunks\[5\]: .*data"):
+        chunk_bytes([*good[:5], {"offset": 0.5}])

@@ -58,6 +58,7 @@ from agui_replay.providers._fake import _read_timeout
 from agui_replay.providers._interaction import (
     Chunk,
     RecordedResponse,
+    chunk_bytes,
     is_text_content_type,
     parse_body,
 )
@@ -772,16 +773,19 @@ def _plan_of(
     """The stored response, chunk by chunk (no delays: a replay runs at full speed), changed
     by the ``cut``, ``malformed`` and ``delay`` faults among ``faults``; a :class:`_Served`
     body when chunks wait for the host's other requests, or the stream is held open."""
-    stored = RecordedResponse.from_dict(dict(response))
-    datas = [c.raw for c in stored.chunks]
+    items = response.get("chunks") or []
+    # status, headers and body checked as any stored response's; the chunks' bytes directly
+    first = items[:1] if isinstance(items, list) else items
+    stored = RecordedResponse.from_dict({**response, "chunks": first})
+    datas = chunk_bytes(items)
     if not datas and stored.body is not None:
         datas = [stored.content]
     headers = [(k, str(v)) for k, v in stored.headers.items()]
-    raw = [c if isinstance(c, Mapping) else {} for c in response.get("chunks") or []]
-    afters = [
-        _count(c.get("after"), f"{where}: response.chunks[{n}].after") for n, c in enumerate(raw)
-    ]
-    afters = (afters + [0] * len(datas))[: len(datas)]
+    afters = [0] * len(datas)
+    for n, c in enumerate(items[: len(datas)]):
+        after = c.get("after") if c.__class__ is dict or isinstance(c, Mapping) else None
+        if after is not None:
+            afters[n] = _count(after, f"{where}: response.chunks[{n}].after")
     end_after = _count(response.get("end_after"), f"{where}: response.end_after")
     held = bool(response.get("open"))
     paced = [(after, 0.0, data) for after, data in zip(afters, datas, strict=True)]
@@ -797,7 +801,7 @@ def _plan_of(
         elif fault.kind == "delay":
             after, wait, data = paced[0] if paced else (0, 0.0, b"")
             paced[:1] = [(after, wait + fault.seconds, data)]
-    if not held and not end_after and not any(after for after, _, _ in paced):
+    if not held and not end_after and not any(entry[0] for entry in paced):
         writes = [(wait, data) for _, wait, data in paced]
         return Plan(stored.status, headers, writes, streaming=streaming, cut=cut)
     served = _Served(tape, host, paced, end_after, held)
