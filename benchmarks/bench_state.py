@@ -38,6 +38,10 @@ no row above 30x. ``jsonpatch.make_patch`` of the same change is beside it (it c
 ``==``, so it is not type-strict), timed after all of our rounds of the cell, so that the heap
 its allocations leave cannot weigh on ours.
 
+Instruction counts: ``--calls WHAT ITEMS COUNT`` publishes ``COUNT`` new documents (or dumps
+them, or neither) untimed; run under ``valgrind --tool=callgrind``, the difference from
+``none`` over ``COUNT`` is one call's instructions, which other processes do not change.
+
 The stream: a ``Session`` fed a STATE_SNAPSHOT and then N STATE_DELTAs, either appending to a
 list (``add /log/-``) or replacing one scalar; the growth exponent from the smallest to the
 largest N is ``log(t_large / t_small) / log(N_large / N_small)`` (1.0 is linear). Goal: <= 1.1.
@@ -316,6 +320,23 @@ def table(sizes: list[int], rounds: int, isolated: bool = False) -> list[str]:
     return lines
 
 
+def calls(what: str, items: int, count: int) -> None:
+    """Untimed, for instruction counts (``valgrind --tool=callgrind``, which a loaded machine
+    does not move): ``count`` fresh copies of the two new documents, published after one of
+    them, then ``orjson.dumps`` of each copy (``dumps``), a publish of each (``publish``,
+    every one a snapshot), or nothing (``none``: the setup alone, to subtract)."""
+    docs = [make_state(items, salt) for salt in range(2)]
+    copies = [_fresh(docs[number % 2]) for number in range(count)]
+    states = StateManager()
+    states.publish(_fresh(docs[1]))
+    if what == "dumps":
+        for new in copies:
+            orjson.dumps(new)
+    elif what == "publish":
+        for new in copies:
+            states.publish(new)
+
+
 # -------------------------------------------------------------------------------- the stream
 
 
@@ -373,7 +394,17 @@ def main() -> None:
         "--isolated", action="store_true", help="every cell in a fresh interpreter, warmed up"
     )
     parser.add_argument("--cell", nargs=4, metavar=("KIND", "SHAPE", "ITEMS", "ROUNDS"))
+    parser.add_argument(
+        "--calls",
+        nargs=3,
+        metavar=("WHAT", "ITEMS", "COUNT"),
+        help="new documents, untimed, for callgrind: WHAT is none, dumps or publish",
+    )
     args = parser.parse_args()
+    if args.calls:
+        what, items, count = args.calls
+        calls(what, int(items), int(count))
+        return
     if args.cell:  # one cell, for table(): its two ratios as JSON, after a warm-up run
         kind, shape, items, rounds = args.cell
         measure(kind, shape, int(items), max(3, int(rounds) // 3), theirs=False)
