@@ -34,6 +34,8 @@ MODULE_MARKERS = {
     "test_state_lazy": "slow",
     "test_endpoint_hardening": "slow",
     "test_strategies_appliers": "slow",
+    "test_patch_probe": "slow",
+    "test_cli_capture": "slow",
 }
 KINDS = {
     "slow": "slow, or needs more than the venv: left out by -m 'not slow'",
