@@ -15,7 +15,14 @@ command runs everything.
 
 from __future__ import annotations
 
+import httpcore  # noqa: F401
+import httpx  # noqa: F401
 import pytest
+
+# pytester's in-process runs drop the modules first imported inside them. Were httpcore first
+# imported there, a later import would make a second copy of it, and httpx, bound to the first,
+# would stop turning the second copy's errors into its own (an httpcore.RemoteProtocolError
+# would reach a test expecting httpx's): imported here, before any pytester run, they are one.
 
 # The modules whose every test needs one of the environments above.
 MODULE_MARKERS = {
