@@ -60,7 +60,7 @@ def edited(
     return new
 
 
-@settings(max_examples=150, deadline=None, database=None)
+@settings(max_examples=80, deadline=None, database=None)
 @given(data=st.data(), size=st.integers(16, 140), wrapped=st.booleans(), tight=st.booleans())
 def test_the_budgeted_walk_never_claims_more_than_the_full_diff(
     data: st.DataObject, size: int, wrapped: bool, tight: bool
@@ -76,7 +76,7 @@ def test_the_budgeted_walk_never_claims_more_than_the_full_diff(
     assert not diff_exceeds(a, b, length + 1 + margin)
 
 
-@settings(max_examples=60, deadline=None, database=None)
+@settings(max_examples=30, deadline=None, database=None)
 @given(data=st.data(), size=st.integers(16, 140))
 def test_new_documents_near_the_boundary_follow_the_rule(data: st.DataObject, size: int) -> None:
     # A fresh document after a snapshot (the walk from the previous object), then one after a
