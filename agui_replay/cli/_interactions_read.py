@@ -23,6 +23,7 @@ from agui_replay._eventstream import decode_frames
 from agui_replay._text import clip
 from agui_replay.cassette import Cassette, load_cassette
 from agui_replay.errors import CassetteError
+from agui_replay.sse import SSEParser
 
 __all__ = ["Exchange", "exchanges", "load_exchanges"]
 
@@ -172,32 +173,22 @@ def frames(exchange: Exchange) -> list[dict[str, Any]] | None:
             out.append({"event": name, "data": _json_or_text(frame.payload)})
         return out
     if "event-stream" in kind or (not kind and exchange.chunks and data.startswith(b"data:")):
-        return _sse_frames(data.decode("utf-8", "replace"))
+        return _sse_frames(data)
     return None
 
 
-def _sse_frames(text: str) -> list[dict[str, Any]]:
+def _sse_frames(data: bytes) -> list[dict[str, Any]]:
+    parser = SSEParser()
     out: list[dict[str, Any]] = []
-    for block in re.split(r"\r?\n\r?\n|\r\r", text):
-        event: str | None = None
-        data: list[str] = []
-        for line in block.splitlines():
-            field, _, value = line.partition(":")
-            value = value.removeprefix(" ")
-            if field == "event":
-                event = value
-            elif field == "data":
-                data.append(value)
-        if not data and event is None:
-            continue
-        frame: dict[str, Any] = {} if event is None else {"event": event}
-        frame["data"] = _json_or_text("\n".join(data).encode("utf-8"))
+    for sse in parser.feed(data) + parser.close():
+        frame: dict[str, Any] = {} if sse.event is None else {"event": sse.event}
+        frame["data"] = _json_or_text(sse.data)
         out.append(frame)
     return out
 
 
-def _json_or_text(raw: bytes) -> Any:
-    text = raw.decode("utf-8", "replace")
+def _json_or_text(raw: bytes | str) -> Any:
+    text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
     try:
         return json.loads(text)
     except ValueError:
