@@ -27,58 +27,7 @@ import agui_replay.faults
 import agui_replay.providers
 import agui_replay.recording
 import agui_replay.server  # noqa: F401
-
-CONFTEST = """
-import json
-import os
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
-
-import pytest
-
-
-class WeatherAPI(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        parts = urlsplit(self.path)
-        city = parse_qs(parts.query).get("city", ["nowhere"])[0]
-        if parts.path == "/weather":
-            body = json.dumps({"city": city, "sky": "sunny"}).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            return
-        self.send_response(200)
-        self.send_header("content-type", "text/plain; charset=utf-8")
-        self.send_header("transfer-encoding", "chunked")
-        self.end_headers()
-        for day in ("mon sun;", "tue rain;", "wed snow;"):
-            data = day.encode()
-            self.wfile.write(b"%x\\r\\n%s\\r\\n" % (len(data), data))
-            self.wfile.flush()
-            time.sleep(0.02)
-        self.wfile.write(b"0\\r\\n\\r\\n")
-
-
-@pytest.fixture(scope="session", autouse=True)
-def weather_api():
-    if not os.environ.get("WEATHER_UP"):
-        yield None  # stopped: the replays have only the cassettes
-        return
-    server = ThreadingHTTPServer(("127.0.0.1", int(os.environ["WEATHER_PORT"])), WeatherAPI)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server
-    server.shutdown()
-    server.server_close()
-"""
+from tests.support.weather_api import WEATHER_CONFTEST
 
 TOOLS = """
 import json
@@ -105,7 +54,10 @@ def forecast_requests(city, session=requests):
     ) as response:
         response.raise_for_status()
         return [piece.decode() for piece in response.iter_content(chunk_size=None)]
+"""
 
+# the httpx tools, written once and again for httpx2 (the same API under another name)
+HTTPX_TOOLS = """
 
 def weather_httpx(city):
     response = httpx.get(BASE + "/weather", params={"city": city})
@@ -131,33 +83,10 @@ async def forecast_httpx_async(city):
         async with client.stream("GET", BASE + "/forecast", params={"city": city}) as r:
             r.raise_for_status()
             return [piece.decode() async for piece in r.aiter_raw()]
+"""
 
-
-def weather_httpx2(city):
-    response = httpx2.get(BASE + "/weather", params={"city": city})
-    response.raise_for_status()
-    return response.json()
-
-
-def forecast_httpx2(city):
-    with httpx2.stream("GET", BASE + "/forecast", params={"city": city}) as response:
-        response.raise_for_status()
-        return [piece.decode() for piece in response.iter_raw()]
-
-
-async def weather_httpx2_async(city):
-    async with httpx2.AsyncClient() as client:
-        response = await client.get(BASE + "/weather", params={"city": city})
-        response.raise_for_status()
-        return response.json()
-
-
-async def forecast_httpx2_async(city):
-    async with httpx2.AsyncClient() as client:
-        async with client.stream("GET", BASE + "/forecast", params={"city": city}) as r:
-            r.raise_for_status()
-            return [piece.decode() async for piece in r.aiter_raw()]
-
+TOOLS += HTTPX_TOOLS + HTTPX_TOOLS.replace("httpx", "httpx2")
+TOOLS += """
 
 async def weather_aiohttp(city):
     async with aiohttp.ClientSession(raise_for_status=True) as session:
@@ -226,7 +155,7 @@ LIBRARIES = (
     "urllib",
 )
 
-SAID = "Paris: sunny, mon sun;tue rain;wed snow;"
+SAID = "Paris: sunny, Paris mon sunny;Paris tue rain;Paris wed snow;"
 
 RECORD = (
     "from agents import forecaster\nfrom agui_replay.assertions import message_text\n"
@@ -258,7 +187,7 @@ from agents import forecaster
 from agui_replay import faults
 from agui_replay.assertions import message_text
 
-SAID = "Paris: sunny, mon sun;tue rain;wed snow;"
+SAID = "Paris: sunny, Paris mon sunny;Paris tue rain;Paris wed snow;"
 API = "127.0.0.1:" + os.environ["WEATHER_PORT"]  # the weather API's host, as its URLs write it
 WEATHER, FORECAST = 0, 1  # its recorded requests, in order
 
@@ -436,7 +365,7 @@ def _cassette_bytes(root: Path) -> dict[str, bytes]:
 @pytest.fixture
 def recorded(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
     monkeypatch.setenv("WEATHER_PORT", str(_free_port()))
-    pytester.makeconftest(CONFTEST)
+    pytester.makeconftest(WEATHER_CONFTEST)
     pytester.makepyfile(tools=TOOLS, agents=AGENTS, test_record=RECORD)
     monkeypatch.setenv("WEATHER_UP", "1")
     record = pytester.runpytest("-p", "no:cacheprovider", "--agui-record", "test_record.py")

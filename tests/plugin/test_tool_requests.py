@@ -27,68 +27,10 @@ from agui_replay.providers.transport import DEFAULT_DROP_HOSTS
 from agui_replay.pytest_plugin import DEFAULT_DROP_HOSTS as PLUGIN_DROP_HOSTS
 from agui_replay.recording import CassetteSession, ReplayMismatchError
 from tests.plugin.test_offline_namespace import _namespace_problem
+from tests.support.weather_api import WEATHER_CONFTEST
 
 WEATHER_KEY = "weather-secret-key-0123456789abcdef"
 OPENAI_KEY = "sk-proj-toolrequests0live0key0abcdef"
-
-CONFTEST = """
-import json
-import os
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
-
-import pytest
-
-
-class WeatherAPI(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        parts = urlsplit(self.path)
-        city = parse_qs(parts.query).get("city", ["nowhere"])[0]
-        if parts.path == "/weather":
-            body = json.dumps({"city": city, "sky": "sunny", "celsius": 21}).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            return
-        # /forecast: three days, each its own HTTP chunk, a moment apart
-        self.send_response(200)
-        self.send_header("content-type", "text/plain; charset=utf-8")
-        self.send_header("transfer-encoding", "chunked")
-        self.end_headers()
-        for day in ("mon sunny", "tue rain", "wed snow"):
-            data = f"{city} {day};".encode()
-            self.wfile.write(b"%x\\r\\n%s\\r\\n" % (len(data), data))
-            self.wfile.flush()
-            time.sleep(0.05)
-        self.wfile.write(b"0\\r\\n\\r\\n")
-
-
-@pytest.fixture(scope="session", autouse=True)
-def weather_api():
-    if not os.environ.get("WEATHER_UP"):
-        yield None  # stopped: a replay must not need it
-        return
-    server = ThreadingHTTPServer(("127.0.0.1", int(os.environ["WEATHER_PORT"])), WeatherAPI)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-"""
 
 TOOLS = f"""
 import os
@@ -222,7 +164,7 @@ def test_tool_requests_record_then_replay_offline_and_re_record_unchanged(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("WEATHER_PORT", str(_free_port()))
-    pytester.makeconftest(CONFTEST)
+    pytester.makeconftest(WEATHER_CONFTEST)
     pytester.makepyfile(tools=textwrap.dedent(TOOLS), test_weather=textwrap.dedent(TESTS))
     upstream = FakeProvider()
     upstream.reply("It is sunny.")
