@@ -1207,7 +1207,10 @@ class _Hooks:
             return []
         from agui_replay.pytest_plugin._paths import folder_path
 
-        folders = {_show_path(state, folder_path(root, f.split("/"))) for f in state.stems}
+        folders = self._collected_folders()
+        # the folders of the test modules on disk that pytest did not collect: their
+        # cassettes are not known to be unused
+        uncollected = {folder_path(root, f.split("/")) for f in state.uncollected}
         used = state.claimed | state.recorded | state.replayed | state.mismatched
         found: list[str] = []
         for path in sorted(root.rglob("*.json")):
@@ -1216,32 +1219,28 @@ class _Hooks:
             shown = _show_path(state, path)
             folder = _show_path(state, path.parent)
             considered = folder in folders or (
-                state.whole_suite and not self._may_belong_to_uncollected(path.parent)
+                state.whole_suite and path.parent.resolve() not in uncollected
             )
             if considered and shown not in used:
                 found.append(shown)
         return found
 
-    def _may_belong_to_uncollected(self, folder: Path) -> bool:
-        """Whether ``folder`` (of the cassette tree) is the folder of a test module on disk
-        that pytest did not collect: its cassettes are not known to be unused."""
+    def _collected_folders(self) -> set[str]:
+        """The cassette folders (as shown) of the test modules collected in full."""
         from agui_replay.pytest_plugin._paths import folder_path
 
-        root = self.state.cassette_dir
-        return any(
-            folder.resolve() == folder_path(root, f.split("/")) for f in self.state.uncollected
-        )
+        state = self.state
+        return {
+            _show_path(state, folder_path(state.cassette_dir, f.split("/"))) for f in state.stems
+        }
 
     def _prune(self, unused: list[str]) -> tuple[list[str], list[str]]:
         """Delete the unused cassettes in the folders of the modules collected in full; the
         others (a deleted module's, loose files) stay listed. Returns (deleted, left)."""
         import contextlib
 
-        from agui_replay.pytest_plugin._paths import folder_path
-
         state = self.state
-        root = state.cassette_dir
-        folders = {_show_path(state, folder_path(root, f.split("/"))) for f in state.stems}
+        folders = self._collected_folders()
         deleted: list[str] = []
         left: list[str] = []
         for shown in unused:
