@@ -197,9 +197,9 @@ _TEMP_FILE = re.compile(r"\A\..+\.[0-9]+\.[0-9a-f]{8}\.tmp\Z", re.DOTALL)
 STALE_TEMP_SECONDS = 60.0
 """A temporary cassette file older than this was left by a killed process: removed."""
 _REPORTED = pytest.StashKey[int]()
+"""How many of the test's guard violations a failure has reported so far."""
 _REPLAY_FAILED = pytest.StashKey[bool]()
 """The test's replay failed (its cassette is not counted ``replayed``)."""
-"""How many of the test's guard violations a failure has reported so far."""
 _WORKER_KEY = "agui_replay"
 
 
