@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +26,7 @@ from agui_replay.patch import apply_patch
 from agui_replay.server import run_agent_sync, run_input
 from agui_replay.server.testing import serve
 from agui_replay.sse import decode_sse, encode_sse
+from tests.support.serve_cli import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -604,28 +604,13 @@ def test_serve_refuses_a_non_loopback_host(
 
 def test_the_console_script_serves_and_stops_cleanly_on_sigterm(board: dict[str, Any]) -> None:
     cassette = board["cassette"]
-    process = subprocess.Popen(
-        [str(SCRIPT), "serve", str(board["path"]), "--speed", "0", "--run", "1"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:")
-        response = httpx.post(url, json=cassette.runs[0].input, timeout=10.0)
+    with serving(str(board["path"]), "--run", "1") as server:
+        response = httpx.post(server.url, json=cassette.runs[0].input, timeout=10.0)
         expected = as_posted(cassette.runs[1].events, cassette.runs[0].input)
         assert decode_sse(response.content) == expected
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=10)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    assert process.returncode == 0, err
-    assert "stopped" in err
-    assert "run 1" in err
+    assert server.returncode == 0, server.err
+    assert "stopped" in server.err
+    assert "run 1" in server.err
 
 
 # --- the installed command, help and exit codes -------------------------------------------------

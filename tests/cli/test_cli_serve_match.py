@@ -13,8 +13,6 @@ from __future__ import annotations
 import copy
 import io
 import json
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -31,12 +29,12 @@ from agui_replay.errors import InvalidArgumentError
 from agui_replay.server.testing import serve
 from agui_replay.sse import decode_sse, encode_sse
 from tests.cli.test_cli import as_posted
+from tests.support.serve_cli import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPES = ROOT / "cassettes" / "test_recipe_cassettes"
 APPROVED = RECIPES / "test_confirming_then_approving_the_recipe.json"
 REJECTED = RECIPES / "test_confirming_then_rejecting_restores_the_recipe.json"
-SCRIPT = Path(sys.executable).with_name("agui-replay")
 
 
 def recorded_inputs(path: Path) -> list[dict[str, Any]]:
@@ -330,23 +328,12 @@ def test_a_folder_without_cassettes_is_refused(
 
 
 def test_the_console_script_serves_a_folder_with_faults(tmp_path: Path) -> None:
-    process = subprocess.Popen(
-        [str(SCRIPT), "serve", str(RECIPES), "--speed", "0", "--error-after", "2"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
+    with serving(str(RECIPES), "--error-after", "2") as server:
         body = as_front_end(recorded_inputs(REJECTED)[1])
-        events = decode_sse(httpx.post(url, json=body, timeout=30.0).content)
+        events = decode_sse(httpx.post(server.url, json=body, timeout=30.0).content)
         assert [e["type"] for e in events] == ["RUN_STARTED", "TOOL_CALL_START", "RUN_ERROR"]
-    finally:
-        process.terminate()
-        _, err = process.communicate(timeout=30)
-    assert process.returncode == 0, err
-    lines = err.splitlines()
+    assert server.returncode == 0, server.err
+    lines = server.err.splitlines()
     assert lines[0].startswith(f"serving {RECIPES} (3 cassette(s), 5 run(s), instant, ")
     assert "--error-after 2" in lines[0]
     assert lines[1] == f"POST / → {REJECTED.name} run 1 (17 events, input matched)"

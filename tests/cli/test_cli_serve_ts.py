@@ -8,10 +8,8 @@ repository (``$AGUI_REPLAY_JS_CACHE``, default ``~/.cache/agui-replay/js-<hash>`
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,8 +19,9 @@ from typing import Any
 import pytest
 
 from agui_replay.cassette import Cassette, load_cassette
-from tests.cli.test_cli import CLEAR_INTERRUPT, ROOT, SCRIPT, record_board, replay_run
+from tests.cli.test_cli import CLEAR_INTERRUPT, ROOT, record_board, replay_run
 from tests.support.js_packages import installed_js_packages
+from tests.support.serve_cli import serving
 
 
 @pytest.fixture(scope="module")
@@ -40,25 +39,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Cass
     """The board cassette, served by the installed console script on a free loopback port."""
     path = tmp_path_factory.mktemp("served") / "board.json"
     cassette = record_board(path)
-    process = subprocess.Popen(
-        [str(SCRIPT), "serve", str(path), "--speed", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), process.stderr and process.stderr.read()
-        yield url, cassette
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-    assert process.returncode == 0
+    with serving(str(path)) as server:
+        yield server.url, cassette
+    assert server.returncode == 0, server.err
 
 
 def run_reference_client(folder: Path, url: str, body: dict[str, Any], tmp: Path) -> Any:
@@ -101,22 +84,6 @@ BOARD_CASSETTES = ROOT / "cassettes" / "test_task_board_cassettes"
 HITL = BOARD_CASSETTES / "test_clearing_is_declined_then_approved.json"
 
 
-@contextlib.contextmanager
-def serving(*argv: str) -> Iterator[str]:
-    process = subprocess.Popen(
-        [str(SCRIPT), "serve", *argv, "--speed", "0", "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        yield process.stdout.readline().strip()
-    finally:
-        process.terminate()
-        process.communicate(timeout=30)
-
-
 def test_a_front_end_with_ids_of_its_own_gets_each_recorded_run(
     js_client: Path, tmp_path: Path
 ) -> None:
@@ -125,9 +92,9 @@ def test_a_front_end_with_ids_of_its_own_gets_each_recorded_run(
     cassette = load_cassette(HITL)
     inputs = tmp_path / "inputs.json"
     inputs.write_text(json.dumps([run.input for run in cassette.runs]), encoding="utf-8")
-    with serving(str(HITL)) as url:
+    with serving(str(HITL), "--quiet") as server:
         done = subprocess.run(
-            ["node", "play_conversation.mjs", url, str(inputs)],
+            ["node", "play_conversation.mjs", server.url, str(inputs)],
             cwd=js_client,
             capture_output=True,
             text=True,
@@ -151,9 +118,9 @@ def test_a_cut_connection_fails_the_reference_client(js_client: Path, tmp_path: 
     cassette = load_cassette(HITL)
     request = tmp_path / "input.json"
     request.write_text(json.dumps(cassette.runs[0].input), encoding="utf-8")
-    with serving(str(HITL), "--cut-after", "3") as url:
+    with serving(str(HITL), "--cut-after", "3", "--quiet") as server:
         done = subprocess.run(
-            ["node", "run_agent.mjs", url, str(request)],
+            ["node", "run_agent.mjs", server.url, str(request)],
             cwd=js_client,
             capture_output=True,
             text=True,

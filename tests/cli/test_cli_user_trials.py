@@ -7,9 +7,7 @@ import copy
 import html
 import random
 import re
-import signal
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ from agui_replay.cassette import load_recording, walk
 from agui_replay.cli import main
 from agui_replay.sse import decode_sse
 from tests.cli.test_viewer_browser import CHROMIUM_FLAGS, _chromium
+from tests.support.serve_cli import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGGRAPH = (
@@ -138,7 +137,6 @@ def test_every_repository_cassette_views_with_the_clients_messages(
 def test_the_viewer_page_in_chromium_shows_the_clients_messages_at_the_last_event(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import subprocess
 
     browser = _chromium()
     if browser is None:
@@ -329,31 +327,6 @@ def test_diff_still_finds_a_real_difference_after_aligning_ids(
 
 # --- serve: the posted ids, refusals logged, --quiet ------------------------------------------
 
-SCRIPT = Path(sys.executable).with_name("agui-replay")
-
-
-def start_serving(*argv: str) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [str(SCRIPT), "serve", *argv, "--speed", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    return process, process.stdout.readline().strip()
-
-
-def stop(process: subprocess.Popen[str]) -> tuple[str, str]:
-    process.send_signal(signal.SIGTERM)
-    try:
-        out, err = process.communicate(timeout=10)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    assert process.returncode == 0, err
-    return out, err
-
 
 def test_serve_streams_the_posted_thread_and_run_ids() -> None:
     body = {
@@ -365,11 +338,9 @@ def test_serve_streams_the_posted_thread_and_run_ids() -> None:
         "context": [],
         "forwardedProps": {},
     }
-    process, url = start_serving(str(LANGGRAPH))
-    try:
-        response = httpx.post(url, json=body, timeout=10.0)
-    finally:
-        stop(process)
+    with serving(str(LANGGRAPH)) as server:
+        response = httpx.post(server.url, json=body, timeout=10.0)
+    assert server.returncode == 0, server.err
     events = decode_sse(response.content)
     recorded = load_recording(LANGGRAPH).events
     assert len(events) == len(recorded)
@@ -392,12 +363,11 @@ def test_serve_streams_the_posted_thread_and_run_ids() -> None:
 
 
 def test_serve_logs_each_refused_request_in_one_line() -> None:
-    process, url = start_serving(str(LANGGRAPH))
-    try:
-        assert httpx.get(url, timeout=10.0).status_code == 405
-        assert httpx.post(url, json={"threadId": "t"}, timeout=10.0).status_code == 400
-    finally:
-        _, err = stop(process)
+    with serving(str(LANGGRAPH)) as server:
+        assert httpx.get(server.url, timeout=10.0).status_code == 405
+        assert httpx.post(server.url, json={"threadId": "t"}, timeout=10.0).status_code == 400
+    assert server.returncode == 0, server.err
+    err = server.err
     refused = [line for line in err.splitlines() if "refused" in line]
     assert len(refused) == 2, err
     assert refused[0].startswith("GET / → 405 refused: POST a RunAgentInput")
@@ -405,10 +375,7 @@ def test_serve_logs_each_refused_request_in_one_line() -> None:
 
 
 def test_serve_quiet_prints_the_url_line_only() -> None:
-    process, url = start_serving(str(LANGGRAPH), "--quiet")
-    try:
-        assert url.startswith("http://127.0.0.1:")
-        assert httpx.get(url, timeout=10.0).status_code == 405
-    finally:
-        out, err = stop(process)
-    assert (out, err) == ("", "")
+    with serving(str(LANGGRAPH), "--quiet") as server:
+        assert httpx.get(server.url, timeout=10.0).status_code == 405
+    assert server.returncode == 0, server.err
+    assert (server.out, server.err) == ("", "")

@@ -20,13 +20,11 @@ and say why.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +33,7 @@ import pytest
 from agui_replay.cassette import load_cassette
 from agui_replay.client import Session
 from tests.support.js_packages import JS_SOURCE, installed_js_packages
+from tests.support.serve_cli import serving
 
 # Marked as tests/conftest.py marks its browser modules: they need Chromium (and here Node too),
 # so `pytest -m "not slow"` leaves them out.
@@ -44,7 +43,6 @@ ROOT = Path(__file__).resolve().parents[2]
 RECIPES = ROOT / "cassettes" / "test_recipe_cassettes"
 APPROVED = RECIPES / "test_confirming_then_approving_the_recipe.json"
 BOARD = ROOT / "cassettes" / "test_task_board_cassettes" / "test_adding_two_tasks.json"
-SCRIPT = Path(sys.executable).with_name("agui-replay")
 
 
 def _chromium() -> str | None:
@@ -85,25 +83,6 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"browser": browser, "packages": packages, "folder": folder}
 
 
-@contextlib.contextmanager
-def serving(*argv: str) -> Iterator[str]:
-    """``agui-replay serve`` as a user runs it; yields the URL it prints."""
-    process = subprocess.Popen(
-        [str(SCRIPT), "serve", *argv, "--speed", "0", "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), process.stderr and process.stderr.read()
-        yield url
-    finally:
-        process.terminate()
-        process.communicate(timeout=30)
-
-
 def drive(page: dict[str, Any], url: str, scenario: str, prompt: str) -> list[dict[str, Any]]:
     """What the page shows after each step of the scenario."""
     done = subprocess.run(
@@ -131,8 +110,8 @@ def drive(page: dict[str, Any], url: str, scenario: str, prompt: str) -> list[di
 def test_the_page_shows_the_recorded_conversation(page: dict[str, Any]) -> None:
     cassette = load_cassette(APPROVED)
     final = Session(state=cassette.runs[1].input.get("state")).apply_all(cassette.runs[1].events)
-    with serving(str(RECIPES)) as url:
-        asked, approved = drive(page, url, "conversation", "carbonara")
+    with serving(str(RECIPES), "--quiet") as server:
+        asked, approved = drive(page, server.url, "conversation", "carbonara")
     # Run 1: the recipe streamed into the state, and the approval question.
     assert asked["status"] == "interrupted", asked
     assert asked["question"] == "Apply this recipe? Approve to keep it, reject to go back."
@@ -149,20 +128,20 @@ def test_the_page_shows_the_recorded_conversation(page: dict[str, Any]) -> None:
 
 
 def test_a_cut_connection_shows_the_error(page: dict[str, Any]) -> None:
-    with serving(str(RECIPES), "--cut-after", "4") as url:
-        (asked,) = drive(page, url, "ask", "carbonara")
+    with serving(str(RECIPES), "--cut-after", "4", "--quiet") as server:
+        (asked,) = drive(page, server.url, "ask", "carbonara")
     assert asked["status"] == "failed", asked
     assert asked["error"] == "network error"  # Chromium's fetch, cut mid-stream
 
 
 def test_a_run_error_and_an_unmatched_input_show_their_messages(page: dict[str, Any]) -> None:
-    with serving(str(APPROVED), "--error-after", "4") as url:
-        (asked,) = drive(page, url, "ask", "carbonara")
+    with serving(str(APPROVED), "--error-after", "4", "--quiet") as server:
+        (asked,) = drive(page, server.url, "ask", "carbonara")
     assert asked["status"] == "failed", asked
     assert asked["error"].startswith("INJECTED_FAULT: agui-replay serve --error-after 4")
 
-    with serving(str(BOARD)) as url:
-        (asked,) = drive(page, url, "ask", "carbonara")
+    with serving(str(BOARD), "--quiet") as server:
+        (asked,) = drive(page, server.url, "ask", "carbonara")
     assert asked["status"] == "failed", asked
     assert asked["error"].startswith("HTTP 404: ")
     answer = json.loads(asked["error"].removeprefix("HTTP 404: "))
