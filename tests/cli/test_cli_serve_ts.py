@@ -44,17 +44,24 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Cass
     assert server.returncode == 0, server.err
 
 
-def run_reference_client(folder: Path, url: str, body: dict[str, Any], tmp: Path) -> Any:
+def node(
+    folder: Path, script: str, url: str, given: Any, tmp: Path, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``node SCRIPT URL FILE`` in the client folder, FILE holding ``given`` as JSON."""
     request = tmp / "input.json"
-    request.write_text(json.dumps(body), encoding="utf-8")
-    done = subprocess.run(
-        ["node", "run_agent.mjs", url, str(request)],
+    request.write_text(json.dumps(given), encoding="utf-8")
+    return subprocess.run(
+        ["node", script, url, str(request)],
         cwd=folder,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=timeout,
         env={**os.environ, "SUPPRESS_TRANSFORMATION_WARNINGS": "true"},
     )
+
+
+def run_reference_client(folder: Path, url: str, body: dict[str, Any], tmp: Path) -> Any:
+    done = node(folder, "run_agent.mjs", url, body, tmp)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -90,17 +97,9 @@ def test_a_front_end_with_ids_of_its_own_gets_each_recorded_run(
     """Five runs, two of them resumes: one HttpAgent, its own thread, run and message ids, and
     the interrupt ids the stream gave it. Each run is answered by the one it matches."""
     cassette = load_cassette(HITL)
-    inputs = tmp_path / "inputs.json"
-    inputs.write_text(json.dumps([run.input for run in cassette.runs]), encoding="utf-8")
+    inputs = [run.input for run in cassette.runs]
     with serving(str(HITL), "--quiet") as server:
-        done = subprocess.run(
-            ["node", "play_conversation.mjs", server.url, str(inputs)],
-            cwd=js_client,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={**os.environ, "SUPPRESS_TRANSFORMATION_WARNINGS": "true"},
-        )
+        done = node(js_client, "play_conversation.mjs", server.url, inputs, tmp_path, 120)
     assert done.returncode == 0, done.stderr
     seen = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(seen) == len(cassette.runs)
@@ -116,17 +115,8 @@ def test_a_front_end_with_ids_of_its_own_gets_each_recorded_run(
 
 def test_a_cut_connection_fails_the_reference_client(js_client: Path, tmp_path: Path) -> None:
     cassette = load_cassette(HITL)
-    request = tmp_path / "input.json"
-    request.write_text(json.dumps(cassette.runs[0].input), encoding="utf-8")
     with serving(str(HITL), "--cut-after", "3", "--quiet") as server:
-        done = subprocess.run(
-            ["node", "run_agent.mjs", server.url, str(request)],
-            cwd=js_client,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={**os.environ, "SUPPRESS_TRANSFORMATION_WARNINGS": "true"},
-        )
+        done = node(js_client, "run_agent.mjs", server.url, cassette.runs[0].input, tmp_path)
     # Not a quiet end of the stream: the client's fetch fails and runAgent rejects.
     assert done.returncode != 0
     assert "TypeError: terminated" in done.stderr
