@@ -21,11 +21,10 @@ from agui_replay.cassette import Cassette, load_cassette
 from agui_replay.cli._capture_file import _CaptureFile
 from agui_replay.cli._capture_proxy import _CaptureProxy
 from agui_replay.cli._common import EXIT_OK, EXIT_USAGE, _UsageError
-from agui_replay.cli._posted import run_until_signal
+from agui_replay.cli._posted import LOOPBACK_HOSTS, listen, run_until_signal, uvicorn_server
 
 __all__: list[str] = []
 
-_LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 _EXAMPLE_TARGET = "http://127.0.0.1:8000/agent"
 
 
@@ -97,7 +96,7 @@ class _QuietIncompleteResponses(logging.Filter):
 
 
 def _capture(args: argparse.Namespace, out: TextIO) -> int:
-    if args.host not in _LOOPBACK_HOSTS:
+    if args.host not in LOOPBACK_HOSTS:
         raise _UsageError(
             f"--host {args.host} is not a loopback address: `capture` is a proxy for local "
             "development only; use 127.0.0.1, localhost or ::1"
@@ -106,7 +105,7 @@ def _capture(args: argparse.Namespace, out: TextIO) -> int:
     target = _shown(url)
     try:
         import httpx
-        import uvicorn
+        import uvicorn  # noqa: F401
     except ImportError:
         raise _UsageError(
             "`capture` needs uvicorn and httpx: pip install 'agui-replay[server,providers]'"
@@ -124,35 +123,21 @@ def _capture(args: argparse.Namespace, out: TextIO) -> int:
     store = _open_store(args, target, warn)
     if url.password:
         store.note_secret(url.password)
-    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-    host = "127.0.0.1" if args.host == "localhost" else args.host
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock, own = listen(args.host, args.port)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, args.port))
-        except OSError as exc:
-            raise _UsageError(
-                f"cannot listen on {host}:{args.port}: {exc.strerror or exc}"
-            ) from None
-        port = sock.getsockname()[1]
-        if (url.hostname or "").lower() in {*_LOOPBACK_HOSTS, host} and _port(url) == port:
+        host, port = sock.getsockname()[:2]
+        if (url.hostname or "").lower() in {*LOOPBACK_HOSTS, host} and _port(url) == port:
             raise _UsageError(
                 f"--target {target} is this proxy's own address; give the agent's endpoint"
             )
-        sock.listen(128)  # before the URL is printed: a client that connects at once waits
-        own = f"http://[{host}]:{port}/" if family == socket.AF_INET6 else f"http://{host}:{port}/"
         client = httpx.AsyncClient(
             timeout=httpx.Timeout(connect=10.0, read=None, write=60.0, pool=None),
             follow_redirects=True,
             # HTTP(S)_PROXY from the environment, but never for an agent on this machine.
-            trust_env=(url.hostname or "").lower() not in _LOOPBACK_HOSTS,
+            trust_env=(url.hostname or "").lower() not in LOOPBACK_HOSTS,
         )
         proxy = _CaptureProxy(args.target, store, shown=target, client=client, say=say)
-        config = uvicorn.Config(
-            proxy, log_level="warning", lifespan="off", http="h11", ws="none", loop="asyncio"
-        )
-        server = uvicorn.Server(config)
+        server = uvicorn_server(proxy)
         logging.getLogger("uvicorn.error").addFilter(_QuietIncompleteResponses())
         out.write(f"{own}\n")
         out.flush()

@@ -1,8 +1,8 @@
 """A RunAgentInput POSTed to one of the command's loopback servers (``serve``, ``capture``).
 
-Both read the body up to one size cap, within the package's JSON limits (no NaN, no nesting past
-them), and check it is a RunAgentInput before doing anything with it; both stop on SIGINT and
-SIGTERM the same way.
+Both listen on loopback only, read the body up to one size cap, within the package's JSON limits
+(no NaN, no nesting past them), and check it is a RunAgentInput before doing anything with it;
+both stop on SIGINT and SIGTERM the same way.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ import threading
 from typing import Any, NamedTuple
 
 from agui_replay._limits import loads_json
+from agui_replay.cli._common import _UsageError
 from agui_replay.errors import JSONLimitError
 
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
 class Posted(NamedTuple):
@@ -68,6 +70,38 @@ def check_run_input(body: bytes) -> dict[str, Any] | Refusal:
         where = ".".join(str(p) for p in first["loc"])
         return Refusal(400, f"not a valid RunAgentInput: {where}: {first['msg']}")
     return data
+
+
+def listen(host: str, port: int) -> tuple[socket.socket, str]:
+    """A socket listening on loopback ``host`` (``localhost``: 127.0.0.1) and ``port`` (0: a
+    free one), and its URL. It listens before the URL is printed: a client that connects at
+    once is queued."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    host = "127.0.0.1" if host == "localhost" else host
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise _UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        sock.listen(128)
+    except BaseException:
+        sock.close()
+        raise
+    port = sock.getsockname()[1]
+    url = f"http://[{host}]:{port}/" if family == socket.AF_INET6 else f"http://{host}:{port}/"
+    return sock, url
+
+
+def uvicorn_server(app: Any) -> Any:
+    """The uvicorn server both commands run ``app`` with (uvicorn is imported by then)."""
+    import uvicorn
+
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="off", http="h11", ws="none", loop="asyncio"
+    )
+    return uvicorn.Server(config)
 
 
 def run_until_signal(server: Any, sock: socket.socket) -> None:

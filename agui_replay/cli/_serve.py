@@ -13,7 +13,6 @@ import contextlib
 import json
 import logging
 import math
-import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +20,14 @@ from typing import Any, TextIO
 
 from agui_replay.cassette import Recording, load_recording
 from agui_replay.cli._common import EXIT_OK, _UsageError
-from agui_replay.cli._posted import Refusal, read_run_input, run_until_signal
+from agui_replay.cli._posted import (
+    LOOPBACK_HOSTS,
+    Refusal,
+    listen,
+    read_run_input,
+    run_until_signal,
+    uvicorn_server,
+)
 from agui_replay.cli._serve_match import Choice, RunMatcher, ServedRun, input_view
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.events import WireEvent
@@ -31,8 +37,6 @@ __all__ = [
     "ReplayApp",
     "replay_app",
 ]
-
-_LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
 def _event_delays(events: Sequence[WireEvent], speed: float, max_gap: float) -> list[float]:
@@ -400,7 +404,7 @@ def _load(path: str) -> tuple[list[Recording], Path | None]:
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    if args.host not in _LOOPBACK_HOSTS:
+    if args.host not in LOOPBACK_HOSTS:
         raise _UsageError(
             f"--host {args.host} is not a loopback address: `serve` replays recordings for local "
             "development only; use 127.0.0.1, localhost or ::1"
@@ -439,7 +443,7 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
             f"run(s), 0–{total - 1}" + (" (numbered across the files in order)" if root else "")
         )
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401
     except ImportError:
         raise _UsageError("`serve` needs uvicorn: pip install 'agui-replay[server]'") from None
     app = ReplayApp(
@@ -454,25 +458,9 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         in_order=args.in_order,
         root=root,
     )
-    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock, url = listen(args.host, args.port)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        host = "127.0.0.1" if args.host == "localhost" else args.host
-        try:
-            sock.bind((host, args.port))
-        except OSError as exc:
-            raise _UsageError(
-                f"cannot listen on {host}:{args.port}: {exc.strerror or exc}"
-            ) from None
-        # Listening before the URL is printed: a client that connects at once is queued.
-        sock.listen(128)
-        port = sock.getsockname()[1]
-        url = f"http://[{host}]:{port}/" if family == socket.AF_INET6 else f"http://{host}:{port}/"
-        config = uvicorn.Config(
-            app, log_level="warning", lifespan="off", http="h11", ws="none", loop="asyncio"
-        )
-        server = uvicorn.Server(config)
+        server = uvicorn_server(app)
         out.write(f"{url}\n")
         out.flush()
         if not args.quiet:  # --quiet: the URL line only (tools read it)
