@@ -6,7 +6,9 @@ One streamed frame is one write, so a client can see the script's chunk boundari
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +64,20 @@ class Plan:
             yield w
         if self.cut:
             raise StreamCut
+
+    def paced(self) -> Iterator[bytes]:
+        """The writes' bytes, each once its delay has passed (:meth:`writes` otherwise)."""
+        for delay, chunk in self.writes():
+            if delay > 0:
+                time.sleep(delay)
+            yield chunk
+
+    async def apaced(self) -> AsyncIterator[bytes]:
+        """:meth:`paced` for async consumers, waiting without blocking the loop."""
+        async for delay, chunk in self.awrites():
+            if delay > 0:
+                await asyncio.sleep(delay)
+            yield chunk
 
 
 def dumps(obj: Any) -> str:

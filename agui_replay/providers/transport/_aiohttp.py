@@ -185,12 +185,8 @@ class _MemoryTransport(asyncio.Transport):
                 if k.lower() not in _HOP_BY_HOP
             ]
             if not plan.streaming:
-                pieces: list[bytes] = []
-                async for delay, chunk in plan.awrites():
-                    if delay > 0:  # a faults.delay: the whole answer waits
-                        await asyncio.sleep(delay)
-                    pieces.append(chunk)
-                data = b"".join(pieces)
+                # a faults.delay: the whole answer waits
+                data = b"".join([chunk async for chunk in plan.apaced()])
                 head.append(b"content-length: %d\r\n\r\n" % len(data))
                 await self._feed(b"".join(head) + data)
                 return
@@ -212,9 +208,7 @@ class _MemoryTransport(asyncio.Transport):
             # a live upstream or a function turn: each chunk leaves the moment it exists
             if not await self._feed(head):
                 return
-            async for delay, chunk in plan.awrites():
-                if delay > 0:
-                    await asyncio.sleep(delay)
+            async for chunk in plan.apaced():
                 if chunk and not await self._feed(_http_chunk(chunk)):
                     return
             await self._feed(_END)

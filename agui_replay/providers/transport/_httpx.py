@@ -6,8 +6,6 @@ They hand the request to an app (a fake provider) and stream its planned chunks 
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 
 import httpx
@@ -34,19 +32,14 @@ _CUT_MESSAGE = (
 
 def _sync_chunks(plan: Plan, cut_error: Callable[[], Exception]) -> Iterator[bytes]:
     try:
-        for delay, chunk in plan.writes():
-            if delay > 0:
-                time.sleep(delay)
-            yield chunk
+        yield from plan.paced()
     except StreamCut:
         raise cut_error() from None
 
 
 async def _async_chunks(plan: Plan, cut_error: Callable[[], Exception]) -> AsyncIterator[bytes]:
     try:
-        async for delay, chunk in plan.awrites():
-            if delay > 0:
-                await asyncio.sleep(delay)
+        async for chunk in plan.apaced():
             yield chunk
     except StreamCut:
         raise cut_error() from None

@@ -100,12 +100,7 @@ class _Handler(BaseHTTPRequestHandler):
             if k.lower() not in _HOP_BY_HOP:
                 self.send_header(k, v)
         if not plan.streaming:
-            pieces: list[bytes] = []
-            for delay, chunk in plan.writes():
-                if delay > 0:  # a faults.delay: the whole answer waits
-                    time.sleep(delay)
-                pieces.append(chunk)
-            data = b"".join(pieces)
+            data = b"".join(plan.paced())  # a faults.delay: the whole answer waits
             self.send_header("content-length", str(len(data)))
             self.connection.sendall(self._head() + data)
             return
@@ -127,9 +122,7 @@ class _Handler(BaseHTTPRequestHandler):
         # turn): the headers and each chunk leave the moment they exist
         send = self.connection.sendall
         send(head)
-        for delay, chunk in plan.writes():
-            if delay > 0:
-                time.sleep(delay)
+        for chunk in plan.paced():
             if chunk:
                 send(_http_chunk(chunk))
         send(_END)

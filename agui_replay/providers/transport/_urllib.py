@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import http.client
 import io
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -42,13 +41,8 @@ def plan_frames(plan: Plan, method: str) -> Iterator[bytes]:
     ]
     head.append(b"connection: close\r\n")
     if method.upper() == "HEAD" or not plan.streaming:
-        pieces: list[bytes] = []
         try:
-            for delay, chunk in plan.writes():
-                if delay > 0:  # a faults.delay: the whole answer waits
-                    time.sleep(delay)
-                pieces.append(chunk)
-            data = b"".join(pieces)
+            data = b"".join(plan.paced())  # a faults.delay: the whole answer waits
         except StreamCut:
             data = b""
         if method.upper() == "HEAD":
@@ -59,9 +53,7 @@ def plan_frames(plan: Plan, method: str) -> Iterator[bytes]:
     head.append(b"transfer-encoding: chunked\r\n\r\n")
     yield b"".join(head)
     try:
-        for delay, chunk in plan.writes():
-            if delay > 0:
-                time.sleep(delay)
+        for chunk in plan.paced():
             if chunk:
                 yield _http_chunk(chunk)
     except StreamCut:
