@@ -17,6 +17,7 @@ import pytest
 import agui_replay.providers
 import agui_replay.recording
 import agui_replay.server  # noqa: F401
+from tests.support.pytester_run import run
 
 CONFTEST = textwrap.dedent(
     """
@@ -117,10 +118,6 @@ def edit_agent(pytester: pytest.Pytester, old: str, new: str) -> None:
 def literal(text: str) -> str:
     """``text`` as an fnmatch pattern matching itself."""
     return "".join(f"[{c}]" if c in "[]*?" else c for c in text)
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:cacheprovider", *args)
 
 
 def record(pytester: pytest.Pytester) -> bytes:

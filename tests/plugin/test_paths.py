@@ -20,6 +20,7 @@ from agui_replay import pytest_plugin
 from agui_replay.cassette import atomic_write_text, contained_cassette_path, safe_file_name
 from agui_replay.cassette._format import MAX_NAME_BYTES, fit_file_name
 from agui_replay.errors import InvalidArgumentError
+from tests.support.pytester_run import run
 
 AGENT = textwrap.dedent(
     """
@@ -32,10 +33,6 @@ AGENT = textwrap.dedent(
         assert agui.run(agent)[-1]["type"] == "RUN_FINISHED"
     """
 )
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:cacheprovider", *args)
 
 
 def project(pytester: pytest.Pytester, test: str) -> pytest.Pytester:

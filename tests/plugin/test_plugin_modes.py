@@ -19,6 +19,7 @@ import pytest
 import agui_replay.providers
 import agui_replay.recording
 import agui_replay.server  # noqa: F401
+from tests.support.pytester_run import run
 
 CONFTEST = textwrap.dedent(
     """
@@ -102,11 +103,6 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_agent=TEST_AGENT)
     return pytester
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    # these runs do not use hypothesis, and its plugin slows every in-process run down
-    return pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:cacheprovider", *args)
 
 
 def load(path: Path) -> dict[str, Any]:

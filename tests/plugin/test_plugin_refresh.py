@@ -21,6 +21,7 @@ import pytest
 import agui_replay.providers
 import agui_replay.recording
 import agui_replay.server  # noqa: F401
+from tests.support.pytester_run import run
 
 CONFTEST = textwrap.dedent(
     """
@@ -87,10 +88,6 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_agent=TESTS)
     return pytester
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:cacheprovider", *args)
 
 
 def _record_hello(project: pytest.Pytester) -> bytes:

@@ -13,7 +13,8 @@ import pytest
 
 import agui_replay.recording  # noqa: F401
 from agui_replay.cassette import load_cassette
-from tests.plugin.test_plugin_modes import CONFTEST, HELLO, RUNS, TEST_AGENT, deltas, load, run
+from tests.plugin.test_plugin_modes import CONFTEST, HELLO, RUNS, TEST_AGENT, deltas, load
+from tests.support.pytester_run import run
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ import pytest
 
 from agui_replay.cli import main
 from tests.plugin.test_plugin_refresh import CONFTEST, HELLO, TESTS, _interaction_text, _types
+from tests.support.pytester_run import run
 
 PENDING = Path(str(HELLO) + ".pending")
 
@@ -30,10 +31,6 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_agent=TESTS)
     return pytester
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:cacheprovider", *args)
 
 
 def review(

@@ -18,6 +18,7 @@ import pytest
 import agui_replay.providers
 import agui_replay.recording
 import agui_replay.server  # noqa: F401
+from tests.support.pytester_run import run
 
 CONFTEST = textwrap.dedent(
     """
@@ -156,10 +157,6 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
 
 def write_test(pytester: pytest.Pytester, mode: str) -> None:
     pytester.makepyfile(test_trip=TEST.replace("MODE", mode))
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:cacheprovider", *args)
 
 
 def test_a_replayed_test_asserts_its_trajectory_strictly(project: pytest.Pytester) -> None:

@@ -20,6 +20,7 @@ import pytest
 import agui_replay.providers
 import agui_replay.recording
 import agui_replay.server  # noqa: F401
+from tests.support.pytester_run import run
 
 CONFTEST = textwrap.dedent(
     """
@@ -80,10 +81,6 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_weather=TEST_WEATHER)
     return pytester
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:cacheprovider", *args)
 
 
 PARIS = Path("cassettes", "test_weather", "test_paris.json")
