@@ -251,11 +251,14 @@ def test_a_host_timeout_raises_the_librarys_read_timeout() -> None:
     ],
 )
 def test_which_recorded_requests_a_host_names(host: str, problem: str | None) -> None:
-    tape = HttpTape(
-        "replay", recorded=[_exchange("https://b.test/y", "y")], faults=[faults.cut(0, host=host)]
-    )
+    fault = faults.cut(0, host=host)
+    tape = HttpTape("replay", recorded=[_exchange("https://b.test/y", "y")], faults=[fault])
     if problem is None:
         tape.check_faults()
+        # placed on the recorded request: replaying it serves the cut response
+        plan = tape.handle("GET", "/y", {}, b"", origin="https://b.test")
+        assert (plan.cut, list(plan.body)) == (True, [])
+        assert tape.fired == [fault]
         return
     with pytest.raises(ReplayMismatchError, match=re.escape(problem)):
         tape.check_faults()
