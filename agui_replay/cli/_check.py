@@ -157,12 +157,17 @@ def _input_ids(recording: Recording) -> set[str]:
     for run in recording.runs:
         messages = (run.input or {}).get("messages")
         for message in messages if isinstance(messages, list) else ():
-            if isinstance(message, dict):
-                ids.update(v for k, v in message.items() if k in ("id", "toolCallId"))
-                for call in message.get("toolCalls") or ():
-                    if isinstance(call, dict) and isinstance(call.get("id"), str):
-                        ids.add(call["id"])
-    return {i for i in ids if isinstance(i, str)}
+            _add_message_ids(ids, message)
+    return ids
+
+
+def _add_message_ids(ids: set[str], message: Any) -> None:
+    """Adds a message's id, tool call reference and tool call ids to ``ids``."""
+    if isinstance(message, dict):
+        ids.update(v for k in ("id", "toolCallId") if isinstance(v := message.get(k), str))
+        for call in message.get("toolCalls") or ():
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                ids.add(call["id"])
 
 
 def _normalize_pair(
@@ -234,11 +239,7 @@ def _protocol_ids(events: list[dict[str, Any]]) -> set[str]:
         for message in (
             event.get("messages") or () if event.get("type") == "MESSAGES_SNAPSHOT" else ()
         ):
-            if isinstance(message, dict):
-                ids.update(v for k in ("id", "toolCallId") if isinstance(v := message.get(k), str))
-                for call in message.get("toolCalls") or ():
-                    if isinstance(call, dict) and isinstance(call.get("id"), str):
-                        ids.add(call["id"])
+            _add_message_ids(ids, message)
     return ids
 
 
