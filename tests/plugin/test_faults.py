@@ -22,6 +22,7 @@ import agui_replay.providers
 import agui_replay.recording
 import agui_replay.server  # noqa: F401
 from agui_replay.providers import FakeProvider, LoopbackServer
+from tests.support.project import cassette_bytes
 
 AGENTS = """
 import anthropic
@@ -176,22 +177,13 @@ def upstream() -> Iterator[LoopbackServer]:
         yield server
 
 
-def _cassette_bytes(pytester: pytest.Pytester) -> dict[str, bytes]:
-    folder = pytester.path / "cassettes"
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
-
-
 @pytest.fixture
 def recorded(pytester: pytest.Pytester, upstream: LoopbackServer) -> dict[str, bytes]:
     pytester.makepyfile(agents=AGENTS, test_record=RECORD)
     result = pytester.runpytest("--agui-record", f"--agui-upstream={upstream.base_url}")
     result.assert_outcomes(passed=2)
     upstream.close()  # the faulted replays have nowhere to go but the cassettes
-    files = _cassette_bytes(pytester)
+    files = cassette_bytes(pytester.path)
     assert sorted(files) == [
         "test_record/test_anthropic_answer.json",
         "test_record/test_openai_answer.json",
@@ -206,12 +198,12 @@ def test_faults_replay_without_touching_the_cassettes(
     result = pytester.runpytest("-p", "no:cacheprovider", "test_faults.py")
     result.assert_outcomes(passed=11)
     assert "replayed with faults: 11 tests" in result.stdout.str()
-    assert _cassette_bytes(pytester) == recorded
+    assert cassette_bytes(pytester.path) == recorded
     # --agui-record and --agui-refresh leave a faulted test's cassette alone: it replays
     for flag in ("--agui-record", "--agui-refresh"):
         again = pytester.runpytest("-p", "no:cacheprovider", "test_faults.py", flag)
         again.assert_outcomes(passed=11)
-        assert _cassette_bytes(pytester) == recorded
+        assert cassette_bytes(pytester.path) == recorded
 
 
 MISTAKES = """
@@ -260,4 +252,4 @@ def test_fault_mistakes_fail_with_what_to_do(
     assert "point request= at one the test makes" in out
     assert "faults=[...]) item #0 is str 'cut after 3'" in out
     assert "a test with faults= replays a recorded cassette and never records one" in out
-    assert _cassette_bytes(pytester) == recorded
+    assert cassette_bytes(pytester.path) == recorded

@@ -14,9 +14,6 @@ file is byte-identical to what was recorded.
 
 from __future__ import annotations
 
-import socket
-from pathlib import Path
-
 import aiohttp  # noqa: F401  (imported once here: pytester drops modules first imported inside)
 import httpx  # noqa: F401
 import httpx2  # noqa: F401
@@ -27,6 +24,7 @@ import agui_replay.faults
 import agui_replay.providers
 import agui_replay.recording
 import agui_replay.server  # noqa: F401
+from tests.support.project import cassette_bytes, free_port
 from tests.support.weather_api import WEATHER_CONFTEST
 
 TOOLS = """
@@ -347,31 +345,16 @@ PER_TEST = 7
 EXTRA = 4
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _cassette_bytes(root: Path) -> dict[str, bytes]:
-    folder = root / "cassettes"
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
-
-
 @pytest.fixture
 def recorded(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
-    monkeypatch.setenv("WEATHER_PORT", str(_free_port()))
+    monkeypatch.setenv("WEATHER_PORT", str(free_port()))
     pytester.makeconftest(WEATHER_CONFTEST)
     pytester.makepyfile(tools=TOOLS, agents=AGENTS, test_record=RECORD)
     monkeypatch.setenv("WEATHER_UP", "1")
     record = pytester.runpytest("-p", "no:cacheprovider", "--agui-record", "test_record.py")
     record.assert_outcomes(passed=len(LIBRARIES))
     monkeypatch.delenv("WEATHER_UP")  # the faulted replays have nowhere to go but the cassettes
-    files = _cassette_bytes(pytester.path)
+    files = cassette_bytes(pytester.path)
     assert sorted(files) == sorted(f"test_record/test_{lib}.json" for lib in LIBRARIES)
     return files
 
@@ -385,14 +368,14 @@ def test_faults_on_a_tools_requests_through_every_library(
     total = PER_TEST * len(LIBRARIES) + EXTRA
     result.assert_outcomes(passed=total)
     assert f"replayed with faults: {total} tests" in result.stdout.str()
-    assert _cassette_bytes(pytester.path) == recorded
+    assert cassette_bytes(pytester.path) == recorded
     # --agui-record leaves a faulted test's cassette alone: it replays, the API still down
     again = pytester.runpytest(
         "-p", "no:cacheprovider", "-W", "ignore", "test_faults.py", "-k", "requests",
         "--agui-record",
     )  # fmt: skip
     again.assert_outcomes(passed=PER_TEST + 3)
-    assert _cassette_bytes(pytester.path) == recorded
+    assert cassette_bytes(pytester.path) == recorded
 
 
 MISTAKES = """
@@ -448,4 +431,4 @@ def test_host_fault_mistakes_fail_naming_what_the_cassette_has(
     ) in out
     assert "names api.openai.com, a model provider's host (openai)" in out
     assert f"1 fault(s) never hit a response: faults.delay(0.01, host='{api}', request=1)" in out
-    assert _cassette_bytes(pytester.path) == recorded
+    assert cassette_bytes(pytester.path) == recorded

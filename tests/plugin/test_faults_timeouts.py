@@ -14,7 +14,6 @@ afterwards every cassette file is byte-identical to what was recorded. The tape'
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import aiohttp  # noqa: F401  (imported once here: pytester drops modules first imported inside)
 import pytest
@@ -25,6 +24,7 @@ import agui_replay.providers
 import agui_replay.recording
 import agui_replay.server  # noqa: F401
 from agui_replay.providers import FakeProvider, LoopbackServer
+from tests.support.project import cassette_bytes
 
 boto3 = pytest.importorskip("boto3")
 
@@ -214,15 +214,6 @@ def upstream() -> Iterator[LoopbackServer]:
         yield server
 
 
-def _cassette_bytes(root: Path) -> dict[str, bytes]:
-    folder = root / "cassettes"
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
-
-
 def test_read_timeouts_of_provider_requests_through_each_library(
     pytester: pytest.Pytester, upstream: LoopbackServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -235,11 +226,11 @@ def test_read_timeouts_of_provider_requests_through_each_library(
     )  # fmt: skip
     record.assert_outcomes(passed=len(ASKS))
     upstream.close()  # the faulted replays have nowhere to go but the cassettes
-    recorded = _cassette_bytes(pytester.path)
+    recorded = cassette_bytes(pytester.path)
     assert sorted(recorded) == sorted(f"test_record/test_{ask}.json" for ask in ASKS)
 
     pytester.makepyfile(test_faults=FAULTS)
     result = pytester.runpytest("-p", "no:cacheprovider", "-W", "ignore", "test_faults.py")
     result.assert_outcomes(passed=FAULTED)
     assert f"replayed with faults: {FAULTED} tests" in result.stdout.str()
-    assert _cassette_bytes(pytester.path) == recorded
+    assert cassette_bytes(pytester.path) == recorded

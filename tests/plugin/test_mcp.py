@@ -27,6 +27,7 @@ import pytest
 from agui_replay.errors import CassetteError
 from agui_replay.recording import CassetteSession
 from tests.plugin.test_offline_namespace import _namespace_problem
+from tests.support.project import free_port
 
 # imported once here: pytester drops modules first imported inside
 pytest.importorskip("mcp.client.streamable_http", reason="needs the mcp package (test extra)")
@@ -227,12 +228,6 @@ async def test_stdio_server_runs_in_replay_too(agui, agui_snapshot):
 PASSED = 4
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _snapshots(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*.agui.jsonl"))}
 
@@ -284,7 +279,7 @@ def _check_recorded(cassettes: dict[str, Any], ports: tuple[int, int]) -> None:
 def test_mcp_servers_record_then_replay_offline_and_re_record_unchanged(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ports = (_free_port(), _free_port())
+    ports = (free_port(), free_port())
     monkeypatch.setenv("MCP_PORT", str(ports[0]))
     monkeypatch.setenv("MCP_SSE_PORT", str(ports[1]))
     pytester.makeconftest(CONFTEST)

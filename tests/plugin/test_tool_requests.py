@@ -11,7 +11,6 @@ the syrupy snapshots written by the first recording never change.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import textwrap
@@ -27,6 +26,7 @@ from agui_replay.providers.transport import DEFAULT_DROP_HOSTS
 from agui_replay.pytest_plugin import DEFAULT_DROP_HOSTS as PLUGIN_DROP_HOSTS
 from agui_replay.recording import CassetteSession, ReplayMismatchError
 from tests.plugin.test_offline_namespace import _namespace_problem
+from tests.support.project import free_port
 from tests.support.weather_api import WEATHER_CONFTEST
 
 WEATHER_KEY = "weather-secret-key-0123456789abcdef"
@@ -150,12 +150,6 @@ def test_tool_on_urllib(agui, agui_snapshot):
 PASSED = 4
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _snapshots(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*.agui.jsonl"))}
 
@@ -163,7 +157,7 @@ def _snapshots(root: Path) -> dict[str, str]:
 def test_tool_requests_record_then_replay_offline_and_re_record_unchanged(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("WEATHER_PORT", str(_free_port()))
+    monkeypatch.setenv("WEATHER_PORT", str(free_port()))
     pytester.makeconftest(WEATHER_CONFTEST)
     pytester.makepyfile(tools=textwrap.dedent(TOOLS), test_weather=textwrap.dedent(TESTS))
     upstream = FakeProvider()
