@@ -13,11 +13,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from agui_replay._eventstream import decode_frames
 from agui_replay._text import clip
@@ -218,41 +217,22 @@ def request_summary(exchange: Exchange, width: int | None) -> str:
         called = f" {name}" if isinstance(name, str) else ""
         ident = f" (id {body['id']})" if "id" in body else ""
         return f"JSON-RPC {body['method']}{called}{ident}"
-    if exchange.api is None:
+    if exchange.api is None or not isinstance(body, dict):
         return _plain_body(body, width)
-    if not isinstance(body, dict):
-        return _plain_body(body, width)
-    parts: list[str] = []
-    model = body.get("model") or _model_in_path(exchange.target)
-    if model:
-        parts.append(str(model))
-    messages = _messages(exchange.api, body)
-    if messages is not None:
-        parts.append(f"{len(messages)} message(s)")
-        if messages:
-            parts.append(f"last {_said(messages[-1], width)}")
-    tools = body.get("tools") or _object(body.get("toolConfig")).get("tools")
-    if isinstance(tools, list) and tools:
-        parts.append(f"{len(tools)} tool(s)")
-    return ", ".join(parts) or _plain_body(body, width)
+    from agui_replay.providers import ProviderRequest, detect_api
 
-
-def _model_in_path(path: str) -> str | None:
-    bare = path.split("?", 1)[0]
-    found = re.search(r"/models/([^/:]+)", bare) or re.search(r"/model/([^/]+)/", bare)
-    return unquote(found.group(1)) if found else None
-
-
-def _messages(api: str, body: dict[str, Any]) -> list[Any] | None:
-    if api == "gemini.generate":
-        value = body.get("contents")
-    elif api == "openai.responses":
-        value = body.get("input")
-        if isinstance(value, str):
-            value = [{"role": "user", "content": value}]
-    else:
-        value = body.get("messages")
-    return value if isinstance(value, list) else None
+    # The fake provider's view of a request knows where each API keeps its model and messages.
+    api = detect_api(exchange.target)
+    request = ProviderRequest(exchange.index, exchange.method, exchange.target, {}, body, api)
+    model = request.model
+    parts = [model] if model else []
+    messages = request.messages
+    parts.append(f"{len(messages)} message(s)")
+    if messages:
+        parts.append(f"last {_said(messages[-1], width)}")
+    if request.tools:
+        parts.append(f"{len(request.tools)} tool(s)")
+    return ", ".join(parts)
 
 
 def _said(message: Any, width: int | None) -> str:
