@@ -17,9 +17,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from agui_replay._secrets import MIN_SECRET_LENGTH
 from agui_replay.cassette import Cassette, CassetteRun, save_cassette
 from agui_replay.errors import CassetteError
-from agui_replay.scrub import DEFAULT_SECRET_HEADERS, MIN_SECRET_LENGTH
+from agui_replay.scrub import DEFAULT_SECRET_HEADERS
 
 __all__: list[str] = []
 

@@ -12,7 +12,7 @@ The recorder asks the upstream for ``accept-encoding: identity`` so each stored 
 that crossed the network. A chunk that ends inside a multi-byte UTF-8 character keeps the partial
 bytes for the next chunk (the stored text is always valid). A body whose content type is not
 text (AWS's ``application/vnd.amazon.eventstream``) is kept as bytes, one chunk per read, and
-scrubbed message by message (:func:`agui_replay.scrub.scrub_eventstream`).
+scrubbed message by message (as :func:`agui_replay.scrub.scrub` scrubs base64 ``chunks``).
 
 The headers of an AWS SigV4 signature are handled like secrets: ``Authorization`` and
 ``X-Amz-Security-Token`` are scrubbed (and their values looked for everywhere else), while
@@ -22,14 +22,15 @@ which change with every request, are not stored at all.
 
 from __future__ import annotations
 
+import base64
 import codecs
-import re
 import threading
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import parse_qsl, quote, urlsplit
 
+from agui_replay._secrets import MIN_SECRET_LENGTH, SIGNING_HEADERS, sigv4_secrets
 from agui_replay.errors import ProviderError
 from agui_replay.providers._interaction import (
     Chunk,
@@ -41,13 +42,7 @@ from agui_replay.providers._interaction import (
 )
 from agui_replay.providers.formats._wire import Plan, StreamCut, error_plan, url_target
 from agui_replay.providers.transport._loopback import LoopbackServer
-from agui_replay.scrub import (
-    DEFAULT_SIGNING_HEADERS,
-    MIN_SECRET_LENGTH,
-    scrub_chunks,
-    scrub_eventstream,
-    sigv4_secrets,
-)
+from agui_replay.scrub import Scrubber as _Scrub
 
 if TYPE_CHECKING:
     import httpx
@@ -77,7 +72,7 @@ _QUERY_KEYS = {"key", "api_key", "api-key"}
 # headers that describe one connection, not the exchange
 _HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "te", "upgrade"}
 # headers that describe one signed attempt (SigV4): never stored
-_UNSTORED = _HOP | DEFAULT_SIGNING_HEADERS
+_UNSTORED = _HOP | SIGNING_HEADERS
 
 
 class _HasBaseUrl(Protocol):
@@ -163,8 +158,9 @@ class Scrubber:
             secrets = sorted(self._secrets, key=len, reverse=True)
         if not secrets:
             return pieces
-        regex = re.compile("|".join(re.escape(secret) for secret in secrets))
-        return scrub_chunks(pieces, [regex], self.marker)
+        chunks = [{"data": piece} for piece in pieces]
+        scrubbed = self._scrub(secrets)({"chunks": chunks})["chunks"]
+        return [chunk["data"] for chunk in scrubbed]
 
     def binary_stream(self, pieces: list[bytes]) -> list[bytes]:
         """:meth:`stream` for the reads of a binary body (an AWS event stream): each message's
@@ -173,8 +169,16 @@ class Scrubber:
             secrets = sorted(self._secrets, key=len, reverse=True)
         if not secrets:
             return pieces
-        regex = re.compile("|".join(re.escape(secret) for secret in secrets))
-        return scrub_eventstream(pieces, [regex], self.marker)
+        chunks = [
+            {"data": base64.b64encode(piece).decode("ascii"), "encoding": "base64"}
+            for piece in pieces
+        ]
+        scrubbed = self._scrub(secrets)({"chunks": chunks})["chunks"]
+        return [base64.b64decode(chunk["data"]) for chunk in scrubbed]
+
+    def _scrub(self, secrets: list[str]) -> _Scrub:
+        # Only these literal secrets: the key-shaped patterns are the cassette writer's job.
+        return _Scrub(secrets=tuple(secrets), patterns=(), replacement=self.marker)
 
     def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
         self.learn(headers)

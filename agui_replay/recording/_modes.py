@@ -130,11 +130,11 @@ class RecordMode(str, Enum):
 def secrets_from_env(names: Iterable[str] = DEFAULT_SECRET_ENV) -> list[str]:
     """The values of those environment variables that are set (the secrets to scrub).
 
-    A value shorter than :data:`~agui_replay.scrub.MIN_SECRET_LENGTH` is left out, with a
+    A value shorter than 8 characters is left out, with a
     ``UserWarning`` naming the variable (never its value): replacing ``x`` everywhere would
     wreck the cassette, and no real key is that short.
     """
-    from agui_replay.scrub import MIN_SECRET_LENGTH
+    from agui_replay._secrets import MIN_SECRET_LENGTH
 
     found: list[str] = []
     for name in dict.fromkeys(names):

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from agui_replay._secrets import MIN_SECRET_LENGTH
 from agui_replay._text import clip
 from agui_replay.assertions import explain_stream_diff, json_diff
 from agui_replay.cassette import (
@@ -62,7 +63,7 @@ from agui_replay.recording._targets import (
     run_target,
     target_kind,
 )
-from agui_replay.scrub import MIN_SECRET_LENGTH, scrub
+from agui_replay.scrub import scrub
 
 if TYPE_CHECKING:
     from ag_ui.core import RunAgentInput

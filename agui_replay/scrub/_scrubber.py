@@ -37,7 +37,7 @@ offsets survive):
 
 Strings that are not pieces of one stream are scrubbed one by one. The keys of objects are
 never rewritten (only values are data). The pytest plugin and the recording session leave out
-configured secrets shorter than :data:`MIN_SECRET_LENGTH`, with a warning: replacing every
+configured secrets shorter than 8 characters, with a warning: replacing every
 ``x`` would corrupt a cassette.
 
 >>> key = "sk-test-0123456789abcdef"
@@ -58,14 +58,13 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agui_replay._secrets import MIN_SECRET_LENGTH, SIGNING_HEADERS, sigv4_secrets
 from agui_replay.scrub._eventstream import scrub_eventstream
 from agui_replay.scrub._streams import scrub_chunks, split_scrub
 
 __all__ = [
     "DEFAULT_SECRET_HEADERS",
     "DEFAULT_SECRET_PATTERNS",
-    "DEFAULT_SIGNING_HEADERS",
-    "MIN_SECRET_LENGTH",
     "SCRUBBED",
     "Scrubber",
     "scrub",
@@ -89,16 +88,6 @@ DEFAULT_SECRET_HEADERS: frozenset[str] = frozenset(
 """Header names (lower case) whose values are never stored, and are secrets wherever else they
 appear."""
 
-DEFAULT_SIGNING_HEADERS: frozenset[str] = frozenset(
-    {"x-amz-date", "x-amz-content-sha256", "amz-sdk-invocation-id", "amz-sdk-request"}
-)
-"""Headers of an AWS SigV4 request (lower case) whose values are not stored either: they change
-with every request, so a cassette would change with every re-record. Not secrets: their values
-are not looked for elsewhere."""
-
-# SigV4: "AWS4-HMAC-SHA256 Credential=AKID/date/region/service/aws4_request, ..., Signature=hex"
-_SIGV4_PARTS = re.compile(r"(?:Credential=([^/,\s]+)/|Signature=([0-9a-fA-F]+))")
-
 DEFAULT_SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
     # OpenAI (sk-, sk-proj-, sk-svcacct-...) and Anthropic (sk-ant-...) keys.
     re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9][A-Za-z0-9_\-]{15,}"),
@@ -109,11 +98,6 @@ DEFAULT_SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?<![A-Z0-9])AKIA[0-9A-Z]{16}(?![A-Z0-9])"),  # AWS access key id
 )
 """Patterns of strings that look like provider keys; scrubbed wherever they appear."""
-
-MIN_SECRET_LENGTH = 8
-"""Values taken from secret headers are only treated as secrets everywhere when they are at
-least this long, and a recording session ignores (with a warning) a configured secret that is
-shorter: replacing a 3-character value in every string would wreck bodies."""
 
 # Content events whose deltas are pieces of one text, keyed by the field naming that text.
 _DELTA_STREAMS: dict[str, str] = {
@@ -134,7 +118,7 @@ class Scrubber:
     headers: frozenset[str] = DEFAULT_SECRET_HEADERS
     patterns: tuple[re.Pattern[str], ...] = DEFAULT_SECRET_PATTERNS
     replacement: str = SCRUBBED
-    signing_headers: frozenset[str] = DEFAULT_SIGNING_HEADERS
+    signing_headers: frozenset[str] = SIGNING_HEADERS
 
     def __call__(self, obj: Any) -> Any:
         found = set(_header_secrets(obj, self.headers))
@@ -159,7 +143,7 @@ def scrub(
     headers: Collection[str] = DEFAULT_SECRET_HEADERS,
     patterns: Sequence[re.Pattern[str]] = DEFAULT_SECRET_PATTERNS,
     replacement: str = SCRUBBED,
-    signing_headers: Collection[str] = DEFAULT_SIGNING_HEADERS,
+    signing_headers: Collection[str] = SIGNING_HEADERS,
 ) -> Any:
     """A deep copy of ``obj`` with secrets replaced (see the module docstring).
 
@@ -223,20 +207,6 @@ def _header_secrets(obj: Any, names: frozenset[str]) -> Iterable[str]:
                 stack.append(value)
         elif isinstance(node, (list, tuple)):
             stack.extend(node)
-
-
-def sigv4_secrets(value: str) -> list[str]:
-    """The access key id and the signature of a SigV4 ``Authorization`` value (after its
-    ``AWS4-HMAC-SHA256`` scheme).
-
-    >>> sigv4_secrets("Credential=AKIDEXAMPLE/20250101/us-east-1/bedrock/aws4_request, "
-    ...               "SignedHeaders=host;x-amz-date, Signature=0123abcd")
-    ['AKIDEXAMPLE', '0123abcd']
-    """
-    found: list[str] = []
-    for m in _SIGV4_PARTS.finditer(value):
-        found.extend(g for g in m.groups() if g)
-    return found
 
 
 class _Walk:

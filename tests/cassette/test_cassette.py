@@ -18,14 +18,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agui_replay
-from agui_replay._files import safe_file_name
 from agui_replay.cassette import (
     FORMAT_VERSION,
     Cassette,
     CassetteRun,
+    cassette_path,
     dumps_cassette,
     load_cassette,
     loads_cassette,
+    safe_file_name,
     save_cassette,
 )
 from agui_replay.cassette._format import event_line
@@ -580,6 +581,16 @@ def test_concurrent_writers_in_one_folder(tmp_path: Path) -> None:
 # --- file names ---------------------------------------------------------------------------------
 
 
+def test_cassette_path_layout() -> None:
+    assert cassette_path("cassettes", "tests.test_agent", "test_ok") == Path(
+        "cassettes/test_agent/test_ok.json"
+    )
+    assert cassette_path("c", "tests/sub/test_agent.py", "test_ok[1-2]") == Path(
+        "c/test_agent/test_ok[1-2].json"
+    )
+    assert cassette_path("c", "test_agent", "test_ok").name == "test_ok.json"
+
+
 @pytest.mark.parametrize(
     "name",
     [
@@ -714,7 +725,8 @@ def test_patterns_can_be_turned_off_and_do_not_eat_words() -> None:
 def test_any_chunking_of_a_stream_is_scrubbed_like_the_whole(
     before: str, after: str, cuts: list[int]
 ) -> None:
-    from agui_replay.scrub import DEFAULT_SECRET_PATTERNS, scrub_sequence
+    from agui_replay.scrub import DEFAULT_SECRET_PATTERNS
+    from agui_replay.scrub._scrubber import scrub_sequence
 
     text = before + " " + KEY + after + " hunter2"
     bounds = sorted({min(c, len(text)) for c in cuts})
