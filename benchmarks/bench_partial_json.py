@@ -29,7 +29,7 @@ import orjson
 import partial_json_parser
 
 from agui_replay.providers._chunking import by_char, by_size
-from agui_replay.server._predictive import PartialJSON
+from agui_replay.server._partial_json import PartialJSON
 from examples.recipe.recipe import CARBONARA
 
 

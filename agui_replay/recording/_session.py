@@ -693,7 +693,8 @@ class CassetteSession:
     # --- runs -----------------------------------------------------------------------------------
 
     def _coerce_input(self, value: Any, index: int) -> RunAgentInput:
-        from agui_replay.server import coerce_input, run_input
+        from agui_replay._runinput import coerce_input
+        from agui_replay.server import run_input
 
         run_id = f"run-{index + 1}"
         if value is None:

@@ -19,30 +19,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agui_replay._lazy import claim
-from agui_replay.server._cancel import CancellationToken, RunCancelled
-from agui_replay.server._context import InvalidInputError, RunContext, coerce_input, run_input
-from agui_replay.server._driver import Agent, UsageError, run_agent, run_agent_sync
-from agui_replay.server._handles import (
-    HandleClosedError,
-    MessageHandle,
-    ReasoningHandle,
-    StepGuard,
-    ToolCallHandle,
-)
-from agui_replay.server._ids import MessageId, ToolCallId
-from agui_replay.server._outcome import Interrupt, Interrupted, RunOutcome, Success
-from agui_replay.server._predictive import (
-    ConfirmationRequiredError,
-    ConfirmationStore,
-    InMemoryConfirmations,
-    PartialJSON,
-    PendingConfirmation,
-    PredictState,
-    PredictStateError,
-    ResumedToolCall,
-    StateFromArgument,
-)
-from agui_replay.server._sink import EventReceiver
+from agui_replay.server._cancel import CancellationToken
+from agui_replay.server._context import RunContext, run_input
+from agui_replay.server._driver import Agent, run_agent, run_agent_sync
+from agui_replay.server._handles import MessageHandle, ReasoningHandle, ToolCallHandle
+from agui_replay.server._ids import MessageId
+from agui_replay.server._outcome import Interrupt, Interrupted
+from agui_replay.server._predictive import PendingConfirmation, PredictState, StateFromArgument
 
 if TYPE_CHECKING:
     from agui_replay.server._asgi import AguiEndpoint, agui_app
@@ -51,33 +34,17 @@ __all__ = [
     "Agent",
     "AguiEndpoint",
     "CancellationToken",
-    "ConfirmationRequiredError",
-    "ConfirmationStore",
-    "EventReceiver",
-    "HandleClosedError",
-    "InMemoryConfirmations",
     "Interrupt",
     "Interrupted",
-    "InvalidInputError",
     "MessageHandle",
     "MessageId",
-    "PartialJSON",
     "PendingConfirmation",
     "PredictState",
-    "PredictStateError",
     "ReasoningHandle",
-    "ResumedToolCall",
-    "RunCancelled",
     "RunContext",
-    "RunOutcome",
     "StateFromArgument",
-    "StepGuard",
-    "Success",
     "ToolCallHandle",
-    "ToolCallId",
-    "UsageError",
     "agui_app",
-    "coerce_input",
     "run_agent",
     "run_agent_sync",
     "run_input",

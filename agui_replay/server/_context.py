@@ -30,10 +30,10 @@ from ag_ui.core import (
     UserMessage,
 )
 from ag_ui.core import Interrupt as CoreInterrupt
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
-from agui_replay._compat import input_model
-from agui_replay.errors import AgentError, BlockOpenError, InvalidInputError
+from agui_replay._runinput import coerce_input
+from agui_replay.errors import AgentError, BlockOpenError
 from agui_replay.events import UNORDERED_TYPES, EventLike, event_type, parse_event
 from agui_replay.server._cancel import CancellationToken
 from agui_replay.server._handles import (
@@ -57,7 +57,7 @@ from agui_replay.server._sink import EventReceiver, EventSink
 from agui_replay.state import decode_state, encode_state
 from agui_replay.verify import Verifier
 
-__all__ = ["InvalidInputError", "RunContext", "coerce_input", "run_input"]
+__all__ = ["RunContext", "run_input"]
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -65,31 +65,6 @@ B = TypeVar("B", bound="_Block[Any]")
 
 _TEXT_ROLES = ("assistant", "developer", "system", "user")
 _MESSAGE_ADAPTER: TypeAdapter[Any] = TypeAdapter(Message)
-
-
-def describe_validation_error(error: ValidationError) -> str:
-    """``field messages: Field required`` (plus how many more problems there are)."""
-    problems = error.errors()
-    first = problems[0]
-    where = ".".join(str(part) for part in first["loc"]) or "(body)"
-    more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
-    return f"field {where}: {first['msg']}{more}"
-
-
-def coerce_input(input: RunAgentInput | Mapping[str, Any]) -> RunAgentInput:
-    """A ``RunAgentInput`` from a model or a wire mapping (camelCase or snake_case keys)."""
-    if isinstance(input, RunAgentInput):
-        return input
-    if not isinstance(input, Mapping):
-        raise InvalidInputError(
-            f"expected a RunAgentInput or a mapping, got {type(input).__name__}"
-        )
-    try:
-        return input_model(input)
-    except ValidationError as error:
-        raise InvalidInputError(
-            f"not a valid RunAgentInput: {describe_validation_error(error)}"
-        ) from None
 
 
 def run_input(

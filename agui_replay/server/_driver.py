@@ -44,9 +44,10 @@ from ag_ui.core import (
 from pydantic import ValidationError
 
 from agui_replay._compat import RunFinishedCancelledOutcome, run_finished
+from agui_replay._runinput import coerce_input
 from agui_replay.errors import AgentError, AguiReplayError, ProtocolViolation, UsageError
 from agui_replay.server._cancel import CancellationToken, RunCancelled
-from agui_replay.server._context import RunContext, coerce_input
+from agui_replay.server._context import RunContext
 from agui_replay.server._outcome import Interrupted, Success
 from agui_replay.server._predictive import PredictState
 from agui_replay.server._sink import EventSink

@@ -24,7 +24,7 @@ from agui_replay.errors import ServerStartError
 from agui_replay.events import EventLike, event_type
 from agui_replay.verify import Mode
 
-__all__ = ["ServerStartError", "fold", "serve"]
+__all__ = ["fold", "serve"]
 
 
 def fold(

@@ -18,20 +18,18 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from agui_replay.client import Session
-from agui_replay.errors import AgentError
+from agui_replay.errors import AgentError, ConfirmationRequiredError, PredictStateError
 from agui_replay.events import to_wire
 from agui_replay.providers._chunking import by_char, by_size, chunkings
 from agui_replay.server import (
-    ConfirmationRequiredError,
-    InMemoryConfirmations,
-    PartialJSON,
     PredictState,
-    PredictStateError,
     RunContext,
     StateFromArgument,
     run_agent_sync,
     run_input,
 )
+from agui_replay.server._partial_json import PartialJSON
+from agui_replay.server._predictive import InMemoryConfirmations
 from agui_replay.server.testing import fold
 from agui_replay.strategies import chunk_splits, json_values
 

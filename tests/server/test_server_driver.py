@@ -12,15 +12,13 @@ from typing import Any
 import pytest
 from ag_ui.core import BaseEvent, ResumeEntry, TextMessageStartEvent
 
-from agui_replay.errors import AgentError
+from agui_replay.errors import AgentError, RunCancelled, UsageError
 from agui_replay.events import to_wire
 from agui_replay.server import (
     CancellationToken,
     Interrupt,
     Interrupted,
-    RunCancelled,
     RunContext,
-    UsageError,
     run_agent,
     run_agent_sync,
     run_input,

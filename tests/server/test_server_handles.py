@@ -13,15 +13,16 @@ from ag_ui.core import (
 )
 from pydantic import BaseModel
 
-from agui_replay.errors import AgentError, BlockOpenError, ProtocolViolation, StateDecodeError
-from agui_replay.events import to_wire
-from agui_replay.server import (
-    CancellationToken,
+from agui_replay.errors import (
+    AgentError,
+    BlockOpenError,
     HandleClosedError,
+    ProtocolViolation,
     RunCancelled,
-    RunContext,
-    run_input,
+    StateDecodeError,
 )
+from agui_replay.events import to_wire
+from agui_replay.server import CancellationToken, RunContext, run_input
 from agui_replay.server.testing import fold
 
 
