@@ -1,7 +1,8 @@
 """The size and depth limits on what agui_replay reads, and the one JSON reader that applies them.
 
-Private: the public modules re-export what users may tune or name (``sse.DEFAULT_MAX_FRAME_BYTES``,
-``patch.MAX_DEPTH``); ``docs/reference/errors.md`` lists every limit and the error it raises.
+Private: the public modules re-export what users may name (``patch.MAX_DEPTH``) or take it as
+an argument (``max_frame_bytes=``); ``docs/reference/errors.md`` lists every limit and the
+error it raises.
 
 Every text that agui_replay parses as JSON (a cassette, an SSE frame, a JSON-lines line, the
 text given to ``parse_event``) goes through :func:`loads_json`, so one document is refused the
@@ -43,7 +44,7 @@ between ``int`` and ``str`` (``sys.get_int_max_str_digits``), so every integer r
 printed."""
 
 MAX_SSE_FRAME_BYTES = 16 * 1024 * 1024
-"""The default largest SSE frame (16 MiB, ``sse.DEFAULT_MAX_FRAME_BYTES``); a larger one is
+"""The default largest SSE frame (16 MiB, ``max_frame_bytes=`` in ``sse``); a larger one is
 reported and skipped rather than buffered."""
 
 MAX_SSE_RETRY_DIGITS = 10

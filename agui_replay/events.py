@@ -2,7 +2,7 @@
 
 Everything else in the package works on *wire dicts* (camelCase keys, optional fields left
 out), because that is what a stream, a cassette and the reference client hold. This module turns
-models into wire dicts and back, and sorts event types into the families the ordering rules use.
+models into wire dicts and back, and names the event types AG-UI has (:data:`EVENT_TYPES`).
 
 >>> to_wire(parse_event({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi"}))
 {'type': 'TEXT_MESSAGE_CONTENT', 'messageId': 'm', 'delta': 'hi'}
@@ -10,7 +10,6 @@ models into wire dicts and back, and sorts event types into the families the ord
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeAlias
 
@@ -18,24 +17,18 @@ from ag_ui.core import BaseEvent, Event, EventType
 from pydantic import TypeAdapter, ValidationError
 
 from agui_replay._compat import LEGACY_PROTOCOL, LIBRARY_EVENT_TYPES, WireEventModel, dump
+from agui_replay._eventtypes import EVENT_TYPES
 from agui_replay._limits import loads_json
 from agui_replay.errors import EventDecodeError, InvalidArgumentError, JSONLimitError
 
 __all__ = [
-    "CHUNK_TYPES",
     "EVENT_TYPES",
-    "ORDERED_TYPES",
-    "RUN_TYPES",
-    "TEXT_DELTA_TYPES",
-    "UNORDERED_TYPES",
     "EventLike",
     "WireEvent",
-    "dump_json",
     "event_type",
     "parse_event",
     "parse_events",
     "to_wire",
-    "to_wire_list",
 ]
 
 WireEvent: TypeAlias = dict[str, Any]
@@ -43,79 +36,6 @@ WireEvent: TypeAlias = dict[str, Any]
 
 EventLike: TypeAlias = "Mapping[str, Any] | BaseEvent"
 """What the public functions accept: a wire dict or an ``ag_ui.core`` event model."""
-
-EVENT_TYPES: frozenset[str] = frozenset(
-    {
-        "TEXT_MESSAGE_START",
-        "TEXT_MESSAGE_CONTENT",
-        "TEXT_MESSAGE_END",
-        "TEXT_MESSAGE_CHUNK",
-        "TOOL_CALL_START",
-        "TOOL_CALL_ARGS",
-        "TOOL_CALL_END",
-        "TOOL_CALL_CHUNK",
-        "TOOL_CALL_RESULT",
-        "STATE_SNAPSHOT",
-        "STATE_DELTA",
-        "MESSAGES_SNAPSHOT",
-        "ACTIVITY_SNAPSHOT",
-        "ACTIVITY_DELTA",
-        "RAW",
-        "CUSTOM",
-        "RUN_STARTED",
-        "RUN_FINISHED",
-        "RUN_ERROR",
-        "STEP_STARTED",
-        "STEP_FINISHED",
-        "REASONING_START",
-        "REASONING_MESSAGE_START",
-        "REASONING_MESSAGE_CONTENT",
-        "REASONING_MESSAGE_END",
-        "REASONING_MESSAGE_CHUNK",
-        "REASONING_END",
-        "REASONING_ENCRYPTED_VALUE",
-        "SUBAGENT_STARTED",
-        "SUBAGENT_FINISHED",
-        "SUBAGENT_ERROR",
-    }
-)
-"""The 31 event types of AG-UI 1.0 (whichever ``ag-ui-protocol`` release is installed)."""
-
-RUN_TYPES: frozenset[str] = frozenset({"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR"})
-
-CHUNK_TYPES: frozenset[str] = frozenset(
-    {"TEXT_MESSAGE_CHUNK", "TOOL_CALL_CHUNK", "REASONING_MESSAGE_CHUNK"}
-)
-"""Self-contained events that a client expands into START / CONTENT / END."""
-
-TEXT_DELTA_TYPES: frozenset[str] = frozenset(
-    {
-        "TEXT_MESSAGE_CONTENT",
-        "TEXT_MESSAGE_CHUNK",
-        "TOOL_CALL_ARGS",
-        "TOOL_CALL_CHUNK",
-        "REASONING_MESSAGE_CONTENT",
-        "REASONING_MESSAGE_CHUNK",
-    }
-)
-"""Events whose ``delta`` is streamed text (message words, tool arguments), not a patch."""
-
-UNORDERED_TYPES: frozenset[str] = frozenset(
-    {
-        "STATE_SNAPSHOT",
-        "STATE_DELTA",
-        "MESSAGES_SNAPSHOT",
-        "ACTIVITY_SNAPSHOT",
-        "ACTIVITY_DELTA",
-        "CUSTOM",
-        "RAW",
-        "REASONING_ENCRYPTED_VALUE",
-    }
-)
-"""Events with no ordering rule beyond being inside a run: allowed beside any open block."""
-
-ORDERED_TYPES: frozenset[str] = EVENT_TYPES - UNORDERED_TYPES - CHUNK_TYPES
-"""RUN_*, STEP_*, TEXT_MESSAGE_*, TOOL_CALL_*, REASONING_* (but the encrypted value), SUBAGENT_*."""
 
 _EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
 
@@ -226,17 +146,3 @@ def to_wire(event: EventLike) -> WireEvent:
             f"{type(event).__name__}"
         )
     return dict(event)
-
-
-def to_wire_list(events: Iterable[EventLike]) -> list[WireEvent]:
-    """:func:`to_wire` over a stream."""
-    require_stream(events, "to_wire_list")
-    return [to_wire(e) for e in events]
-
-
-def dump_json(event: EventLike) -> str:
-    """Compact JSON of an event, byte-identical to ``ag_ui.encoder.EventEncoder``'s payload."""
-    model = parse_event(event)
-    if isinstance(model, WireEventModel):
-        return json.dumps(dump(model), ensure_ascii=False, separators=(",", ":"))
-    return model.model_dump_json(by_alias=True, exclude_none=LEGACY_PROTOCOL)

@@ -14,25 +14,23 @@ b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\\n\\n'
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
+from agui_replay._compat import LEGACY_PROTOCOL, WireEventModel, dump
 from agui_replay._limits import MAX_SSE_FRAME_BYTES, MAX_SSE_RETRY_DIGITS, loads_json
 from agui_replay._text import short_repr
 from agui_replay.errors import InvalidArgumentError, JSONLimitError, SSEDecodeError
-from agui_replay.events import EventLike, WireEvent, dump_json
+from agui_replay.events import EventLike, WireEvent, parse_event
 
 __all__ = [
-    "DEFAULT_MAX_FRAME_BYTES",
     "SSEDecoder",
     "SSEFrame",
     "SSEParser",
     "decode_sse",
     "encode_sse",
 ]
-
-DEFAULT_MAX_FRAME_BYTES = MAX_SSE_FRAME_BYTES
-"""Frames larger than this (16 MiB) are reported and skipped rather than buffered."""
 
 _BOM = b"\xef\xbb\xbf"
 _LF = 0x0A
@@ -48,7 +46,15 @@ def encode_sse(event: EventLike) -> bytes:
     dict is validated through its ``ag_ui.core`` model first (an invalid one raises
     :class:`~agui_replay.errors.EventDecodeError`).
     """
-    return b"data: " + dump_json(event).encode("utf-8") + b"\n\n"
+    return b"data: " + _dump_json(event).encode("utf-8") + b"\n\n"
+
+
+def _dump_json(event: EventLike) -> str:
+    """Compact JSON of an event, byte-identical to ``ag_ui.encoder.EventEncoder``'s payload."""
+    model = parse_event(event)
+    if isinstance(model, WireEventModel):
+        return json.dumps(dump(model), ensure_ascii=False, separators=(",", ":"))
+    return model.model_dump_json(by_alias=True, exclude_none=LEGACY_PROTOCOL)
 
 
 @dataclass(slots=True)
@@ -81,7 +87,7 @@ class SSEParser:
     [SSEFrame(event='ping', data='a\\nb', id=None, retry=None, offset=0)]
     """
 
-    def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, *, strict: bool = False):
+    def __init__(self, max_frame_bytes: int = MAX_SSE_FRAME_BYTES, *, strict: bool = False):
         self.max_frame_bytes = _frame_limit(max_frame_bytes)
         self.strict = strict
         self.errors: list[SSEDecodeError] = []
@@ -328,7 +334,7 @@ def _frame_limit(max_frame_bytes: Any) -> int:
     if type(max_frame_bytes) is not int or max_frame_bytes < 1:
         raise InvalidArgumentError(
             f"max_frame_bytes is a positive number of bytes, not {short_repr(max_frame_bytes)}; "
-            f"the default is {DEFAULT_MAX_FRAME_BYTES} (16 MiB)"
+            f"the default is {MAX_SSE_FRAME_BYTES} (16 MiB)"
         )
     return max_frame_bytes
 
@@ -347,7 +353,7 @@ class SSEDecoder:
     [32]
     """
 
-    def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, *, strict: bool = False):
+    def __init__(self, max_frame_bytes: int = MAX_SSE_FRAME_BYTES, *, strict: bool = False):
         self.strict = strict
         self._parser = SSEParser(max_frame_bytes, strict=strict)
         self.errors: list[SSEDecodeError] = self._parser.errors
@@ -396,7 +402,7 @@ class SSEDecoder:
 
 
 def decode_sse(
-    data: bytes, *, strict: bool = True, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    data: bytes, *, strict: bool = True, max_frame_bytes: int = MAX_SSE_FRAME_BYTES
 ) -> list[WireEvent]:
     """Decode a whole SSE body into wire events (raising on the first bad frame by default)."""
     decoder = SSEDecoder(max_frame_bytes, strict=strict)

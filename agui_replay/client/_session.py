@@ -35,6 +35,7 @@ from typing import Any, Literal, NoReturn
 import orjson
 from ag_ui.core import BaseEvent
 
+from agui_replay._eventtypes import CHUNK_TYPES
 from agui_replay._limits import (
     MAX_JSON_DEPTH,
     depth_within,
@@ -51,7 +52,6 @@ from agui_replay.errors import (
     PatchError,
 )
 from agui_replay.events import (
-    CHUNK_TYPES,
     EVENT_TYPES,
     EventLike,
     parse_event,

@@ -74,9 +74,10 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from agui_replay._eventtypes import TEXT_DELTA_TYPES
 from agui_replay._idshapes import looks_random, replace_ids
 from agui_replay.errors import InvalidArgumentError
-from agui_replay.events import TEXT_DELTA_TYPES, EventLike, WireEvent, to_wire
+from agui_replay.events import EventLike, WireEvent, to_wire
 from agui_replay.normalize._rules import (
     Replace,
     Rule,

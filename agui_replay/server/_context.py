@@ -32,9 +32,10 @@ from ag_ui.core import (
 from ag_ui.core import Interrupt as CoreInterrupt
 from pydantic import TypeAdapter
 
+from agui_replay._eventtypes import UNORDERED_TYPES
 from agui_replay._runinput import coerce_input
 from agui_replay.errors import AgentError, BlockOpenError
-from agui_replay.events import UNORDERED_TYPES, EventLike, event_type, parse_event
+from agui_replay.events import EventLike, event_type, parse_event
 from agui_replay.server._cancel import CancellationToken
 from agui_replay.server._handles import (
     MessageHandle,

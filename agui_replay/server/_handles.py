@@ -42,8 +42,9 @@ from ag_ui.core import (
 )
 from pydantic_core import to_jsonable_python
 
+from agui_replay._eventtypes import UNORDERED_TYPES
 from agui_replay.errors import BlockOpenError, HandleClosedError
-from agui_replay.events import UNORDERED_TYPES, EventLike, event_type, parse_event
+from agui_replay.events import EventLike, event_type, parse_event
 from agui_replay.server._ids import MessageId, ToolCallId
 from agui_replay.server._runstate import RunState, StateAccess
 from agui_replay.server._sink import EventSink

@@ -17,8 +17,9 @@ from typing import Any
 
 from ag_ui.core import BaseEvent
 
+from agui_replay._eventtypes import CHUNK_TYPES
 from agui_replay.errors import EventDecodeError, ProtocolViolation
-from agui_replay.events import CHUNK_TYPES, EventLike, WireEvent, to_wire
+from agui_replay.events import EventLike, WireEvent, to_wire
 
 __all__ = ["CHUNK_PASSTHROUGH_TYPES", "ChunkExpander", "expand_chunks"]
 

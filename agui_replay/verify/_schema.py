@@ -23,8 +23,8 @@ from typing import Any
 from ag_ui.core import events as _core_events
 from pydantic import TypeAdapter, ValidationError
 
+from agui_replay._eventtypes import TEXT_DELTA_TYPES
 from agui_replay.errors import SchemaViolation
-from agui_replay.events import TEXT_DELTA_TYPES
 
 __all__ = ["SchemaViolation", "check_schema"]
 

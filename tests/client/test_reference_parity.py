@@ -24,7 +24,7 @@ import pytest
 
 from agui_replay.client import Session, apply_events
 from agui_replay.errors import EventDecodeError, ProtocolViolation
-from agui_replay.events import to_wire_list
+from agui_replay.events import to_wire
 from agui_replay.server import run_agent_sync, run_input
 from agui_replay.verify import SchemaViolation, verify_stream
 from tests.support.js_packages import installed_js_packages
@@ -77,7 +77,7 @@ def test_our_emitter_never_sends_either_shape() -> None:
         ctx.think("a thought")
         ctx.say("done")
 
-    events = to_wire_list(run_agent_sync(agent, run_input("t", "r")))
+    events = [to_wire(e) for e in run_agent_sync(agent, run_input("t", "r"))]
     starts = [e for e in events if e.get("type") == "REASONING_MESSAGE_START"]
     assert starts
     assert all(e.get("role") == "reasoning" for e in starts)

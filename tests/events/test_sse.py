@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from agui_replay.errors import AguiReplayError, EventDecodeError, SSEDecodeError
 from agui_replay.events import parse_event
 from agui_replay.sse import (
-    DEFAULT_MAX_FRAME_BYTES,
     SSEDecoder,
     SSEFrame,
     SSEParser,
@@ -271,8 +270,8 @@ def test_strict_decoder_raises_the_first_error() -> None:
 
 
 def test_default_frame_cap_is_16_mib() -> None:
-    assert DEFAULT_MAX_FRAME_BYTES == 16 * 1024 * 1024
-    assert SSEDecoder().max_frame_bytes == DEFAULT_MAX_FRAME_BYTES
+    assert SSEDecoder().max_frame_bytes == 16 * 1024 * 1024
+    assert SSEParser().max_frame_bytes == 16 * 1024 * 1024
 
 
 def _capped_body() -> tuple[bytes, int]:
