@@ -2,8 +2,7 @@
 
 Catching :class:`AguiReplayError` catches every error of agui_replay; nothing raised on bad
 input escapes as a bare ``KeyError`` or ``RecursionError`` from deep inside. Each class is
-defined here, and the package that raises it re-exports it (``agui_replay.server`` exports
-``HandleClosedError`` too); the path to document and import is ``agui_replay.errors``.
+defined here, and ``agui_replay.errors`` is the path to document and import.
 
 ::
 
@@ -42,10 +41,8 @@ defined here, and the package that raises it re-exports it (``agui_replay.server
     └── AgentError                  raised by agent code to end a run with RUN_ERROR
         └── ConfirmationRequiredError   a confirmed tool run without its confirmation
 
-    RunCancelled (a BaseException, outside the tree)
-
-:class:`RunCancelled` is how a cancelled run unwinds the agent's code, not an error: like
-``asyncio.CancelledError`` it derives from ``BaseException``, so an agent's ``except
+A cancelled run is not an error: it unwinds the agent's code with an internal exception that,
+like ``asyncio.CancelledError``, derives from ``BaseException``, so an agent's ``except
 Exception:`` cannot swallow it; the run driver catches it and ends the run.
 
 Several classes also derive from the built-in exception a caller would expect
@@ -86,7 +83,6 @@ __all__ = [
     "RecordModeError",
     "ReplayMismatchError",
     "RequestMismatchError",
-    "RunCancelled",
     "SSEDecodeError",
     "SchemaViolation",
     "ScriptExhaustedError",
@@ -429,16 +425,3 @@ class ConfirmationRequiredError(AgentError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, code="PROTOCOL")
-
-
-class RunCancelled(BaseException):
-    """The run was cancelled (client disconnect, or someone called ``token.cancel()``).
-
-    A ``BaseException``, like ``asyncio.CancelledError``: an agent's ``except Exception:`` does
-    not catch it, so a cancelled run always unwinds. ``code`` is the AG-UI code ``CANCELLED``.
-    """
-
-    code = "CANCELLED"
-
-    def __init__(self, message: str = "the run was cancelled") -> None:
-        super().__init__(message)

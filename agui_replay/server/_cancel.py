@@ -18,9 +18,22 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from agui_replay.errors import RunCancelled
-
 __all__ = ["CancellationToken", "RunCancelled"]
+
+
+class RunCancelled(BaseException):
+    """The run was cancelled (client disconnect, or someone called ``token.cancel()``).
+
+    A ``BaseException``, like ``asyncio.CancelledError``: an agent's ``except Exception:`` does
+    not catch it, so a cancelled run always unwinds; the run driver catches it and ends the run
+    with ``RUN_ERROR`` code ``CANCELLED``. Not an error, so not public: agent code that must clean
+    up uses ``try`` / ``finally``.
+    """
+
+    code = "CANCELLED"
+
+    def __init__(self, message: str = "the run was cancelled") -> None:
+        super().__init__(message)
 
 
 class CancellationToken:

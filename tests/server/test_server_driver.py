@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from ag_ui.core import BaseEvent, ResumeEntry, TextMessageStartEvent
 
-from agui_replay.errors import AgentError, RunCancelled, UsageError
+from agui_replay.errors import AgentError, UsageError
 from agui_replay.events import to_wire
 from agui_replay.server import (
     CancellationToken,
@@ -23,6 +23,7 @@ from agui_replay.server import (
     run_agent_sync,
     run_input,
 )
+from agui_replay.server._cancel import RunCancelled
 from agui_replay.server.testing import fold
 
 # A generous bound that only matters if streaming or cancellation is broken (then the test

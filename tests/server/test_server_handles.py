@@ -18,11 +18,11 @@ from agui_replay.errors import (
     BlockOpenError,
     HandleClosedError,
     ProtocolViolation,
-    RunCancelled,
     StateDecodeError,
 )
 from agui_replay.events import to_wire
 from agui_replay.server import CancellationToken, RunContext, run_input
+from agui_replay.server._cancel import RunCancelled
 from agui_replay.server.testing import fold
 
 
