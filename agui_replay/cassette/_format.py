@@ -11,8 +11,7 @@ Three layers, each usable alone (the seams the pytest plugin builds on):
 * text: :func:`dumps_cassette` (scrubs secrets by default, one event per line) and
   :func:`loads_cassette` (validates; errors name the document path *and* the file line);
 * files: :func:`save_cassette` (atomic: temporary file in the same folder, fsync, ``os.replace``)
-  and :func:`load_cassette` (a missing file says how to record it; pass ``missing_hint``);
-  :func:`cassette_path` gives the default location ``root/<module>/<test>.json``.
+  and :func:`load_cassette` (a missing file says how to record it; pass ``missing_hint``).
 
 Every problem raises :class:`~agui_replay.errors.CassetteError` with ``.path`` and ``.line``.
 Interactions are stored as plain dicts (``Interaction.to_dict()`` of the provider recorder), so
@@ -26,13 +25,10 @@ this module does not import ``agui_replay.providers``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -42,6 +38,7 @@ from ag_ui.core import Event
 from pydantic import TypeAdapter, ValidationError
 
 from agui_replay._compat import input_model
+from agui_replay._files import atomic_write_text
 from agui_replay._limits import loads_json, non_finite_at
 from agui_replay._text import json_type, short_repr
 from agui_replay.cassette._lines import document_line
@@ -51,22 +48,16 @@ from agui_replay.scrub import DEFAULT_SECRET_HEADERS, scrub
 
 __all__ = [
     "FORMAT_VERSION",
-    "MAX_NAME_BYTES",
     "SUPPORTED_FORMAT_VERSIONS",
     "UNNAMED_RECORD_COMMAND",
     "Cassette",
     "CassetteRun",
     "Validation",
-    "atomic_write_text",
-    "cassette_path",
-    "contained_cassette_path",
     "document_line",
     "dumps_cassette",
     "event_line",
-    "fit_file_name",
     "load_cassette",
     "loads_cassette",
-    "safe_file_name",
     "save_cassette",
 ]
 
@@ -745,45 +736,6 @@ def dumps_cassette(
     return "".join(_document_pieces(cassette, secrets=secrets, scrub_secrets=scrub_secrets))
 
 
-def atomic_write_text(path: str | os.PathLike[str], pieces: Iterable[str]) -> Path:
-    """Write ``pieces`` to ``path`` so a reader sees the old file or the new one, never half.
-
-    The text goes to a uniquely named temporary file in the same folder (so the rename stays
-    on one file system and concurrent writers never share it), is flushed and fsynced, then
-    ``os.replace``-d over the target. If anything fails, the temporary file is removed and the
-    old file is untouched; a process killed mid-write leaves at most a ``.<name>.*.tmp`` file.
-    """
-    target = Path(path)
-    folder = target.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    # os.open with 0o666 lets the umask decide the mode, like a plain open() would.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            for piece in pieces:
-                fh.write(piece)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_folder(folder)
-    return target
-
-
-def _fsync_folder(folder: Path) -> None:
-    # Makes the rename itself durable; not possible (nor needed) on every platform.
-    with suppress(OSError, AttributeError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def save_cassette(
     cassette: Cassette,
     path: str | os.PathLike[str],
@@ -803,141 +755,3 @@ def save_cassette(
         )
     except CassetteError as exc:
         raise CassetteError(str(exc), path=str(target)) from None
-
-
-# --- file names -------------------------------------------------------------------------------
-
-_UNSAFE = re.compile(r'[\\/:*?"<>|\x00-\x1f\x7f]')
-_RESERVED = re.compile(r"^(CON|PRN|AUX|NUL|COM[0-9]|LPT[0-9])(\..*)?$", re.IGNORECASE)
-_MAX_STEM = 120
-MAX_NAME_BYTES = 255
-"""The longest file name (one path component, in bytes) that common file systems allow."""
-# atomic_write_text's temporary file wraps a name in "." and ".<pid>.<8 hex>.tmp" (22 bytes
-# with a pid of up to 7 digits); a cassette name must leave room for them.
-_TEMP_EXTRA_BYTES = 22
-_MAX_CASSETTE_NAME_BYTES = MAX_NAME_BYTES - _TEMP_EXTRA_BYTES
-_MAX_STEM_BYTES = _MAX_CASSETTE_NAME_BYTES - len(".json")
-
-
-def _utf8(name: str) -> bytes:
-    return name.encode("utf-8", "surrogatepass")
-
-
-def _head(text: str, max_bytes: int) -> str:
-    """The longest prefix of ``text`` whose UTF-8 form fits in ``max_bytes``."""
-    return _utf8(text)[: max(0, max_bytes)].decode("utf-8", "ignore")
-
-
-def fit_file_name(name: str, *, max_bytes: int = MAX_NAME_BYTES) -> str:
-    """``name`` as it is when its UTF-8 form fits in ``max_bytes``; else the longest prefix that
-    fits with ``-`` and a short hash of the whole name (distinct names stay distinct).
-
-    >>> fit_file_name("short")
-    'short'
-    >>> len(fit_file_name("é" * 200).encode())  # 400 bytes would be refused: ENAMETOOLONG
-    255
-    """
-    if len(_utf8(name)) <= max_bytes:
-        return name
-    digest = hashlib.sha256(_utf8(name)).hexdigest()[:8]
-    return f"{_head(name, max_bytes - len(digest) - 1)}-{digest}"
-
-
-def safe_file_name(name: str, *, max_length: int = _MAX_STEM) -> str:
-    """A portable file name for ``name``: readable, and distinct for distinct names.
-
-    Characters that are unsafe in a file name on some system become ``_``; when anything had
-    to change (or the name is too long: ``max_length`` characters, or more UTF-8 bytes than a
-    cassette name and its temporary file may have) a short hash of the original is appended,
-    so ``test_x[a/b]`` and ``test_x[a_b]`` never share a file.
-
-    >>> safe_file_name("test_ok[1-2]")
-    'test_ok[1-2]'
-    >>> safe_file_name("test_x[a/b-1]")  # doctest: +ELLIPSIS
-    'test_x[a_b-1]-...'
-    """
-    clean = unicodedata.normalize("NFC", name)
-    clean = _UNSAFE.sub("_", clean).strip(" .")
-    if _RESERVED.match(clean) or not clean:
-        clean = "_" + clean
-    if clean == name and len(clean) <= max_length and len(_utf8(clean)) <= _MAX_STEM_BYTES:
-        return clean
-    digest = hashlib.sha256(_utf8(name)).hexdigest()[:8]
-    head = _head(clean[: max_length - len(digest) - 1], _MAX_STEM_BYTES - len(digest) - 1)
-    return f"{head}-{digest}"
-
-
-def cassette_path(root: str | os.PathLike[str], module_name: str, test_name: str) -> Path:
-    """Default cassette location: ``root/<test module>/<test name>.json``.
-
-    ``module_name`` may be a dotted name (``tests.test_agent``), a file path
-    (``tests/test_agent.py``) or a bare stem; the folder is the module's last component.
-
-    >>> cassette_path("cassettes", "tests/test_agent.py", "test_weather[paris]").as_posix()
-    'cassettes/test_agent/test_weather[paris].json'
-    """
-    module = module_name.replace("\\", "/").rsplit("/", 1)[-1]
-    module = module.removesuffix(".py").rsplit(".", 1)[-1]
-    return Path(root) / safe_file_name(module) / f"{safe_file_name(test_name)}.json"
-
-
-def contained_cassette_path(
-    root: str | os.PathLike[str],
-    name: Any,
-    *,
-    allow_outside: bool = False,
-    opt_in: str = "allow_outside=True",
-) -> Path:
-    """The cassette file ``name`` (a path relative to ``root``; ``.json`` added) names.
-
-    What the pytest marker's ``cassette=`` resolves to. The path is resolved lexically and
-    must stay inside ``root``: an absolute path, or ``..`` that leaves ``root``, raises
-    :class:`~agui_replay.errors.InvalidArgumentError` unless ``allow_outside`` (``opt_in`` is
-    how the error message names that switch). So do an empty name, one that names a folder
-    (``"."``, ``"a/.."``), a NUL character and anything that is not a ``str`` or
-    ``os.PathLike``. A component longer than the file system allows is shortened with a hash
-    (:func:`fit_file_name`), so it never fails with ``ENAMETOOLONG``.
-
-    >>> contained_cassette_path("cassettes", "shared/greeting").as_posix()
-    'cassettes/shared/greeting.json'
-    """
-    if isinstance(name, os.PathLike):
-        name = os.fspath(name)
-    if not isinstance(name, str):
-        raise InvalidArgumentError(
-            f"takes a path relative to the cassette folder (a str or os.PathLike), not "
-            f"{type(name).__name__}; e.g. 'weather/paris'"
-        )
-    if "\x00" in name:
-        raise InvalidArgumentError(
-            "contains a NUL character, which no file name can hold; remove it"
-        )
-    path = Path(name)
-    if not name.strip() or path.name in ("", ".", ".."):
-        raise InvalidArgumentError(
-            "names no file (it is empty or a folder); give a file name relative to the "
-            "cassette folder, e.g. 'weather/paris'"
-        )
-    folder = Path(root)
-    if path.is_absolute():
-        if not allow_outside:
-            raise InvalidArgumentError(
-                f"is an absolute path; a cassette lives inside the cassette folder {folder}: "
-                f"give a path relative to it, or add {opt_in} to write outside it on purpose"
-            )
-        anchor, parts = Path(path.anchor), Path(os.path.normpath(path)).parts[1:]
-    else:
-        normal = os.path.normpath(path)
-        if (normal == os.pardir or normal.startswith(os.pardir + os.sep)) and not allow_outside:
-            raise InvalidArgumentError(
-                f"leaves the cassette folder {folder} ('..'); give a path inside it, or add "
-                f"{opt_in} to write outside it on purpose"
-            )
-        anchor, parts = folder, Path(normal).parts
-    *folders, last = parts
-    if not last.endswith(".json"):
-        last += ".json"
-    if len(_utf8(last)) > _MAX_CASSETTE_NAME_BYTES:
-        last = fit_file_name(last.removesuffix(".json"), max_bytes=_MAX_STEM_BYTES) + ".json"
-    fitted = [part if part == os.pardir else fit_file_name(part) for part in folders]
-    return anchor.joinpath(*fitted, last)

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agui_replay._age import age_days, describe_age
+from agui_replay._files import atomic_write_text
 from agui_replay._pending import PENDING_SUFFIX, pending_path
 from agui_replay.assertions import explain_stream_diff
-from agui_replay.cassette import atomic_write_text, load_cassette, loads_cassette
+from agui_replay.cassette import load_cassette, loads_cassette
 from agui_replay.cli._common import EXIT_DIFFERENT, EXIT_OK, _UsageError
 from agui_replay.errors import CassetteError
 

@@ -31,7 +31,7 @@ def _view(args: argparse.Namespace, out: TextIO) -> int:
         out.write(html)
         return EXIT_OK
     target = Path(args.output) if args.output else Path(recording.path.stem + ".html")
-    from agui_replay.cassette import atomic_write_text
+    from agui_replay._files import atomic_write_text
 
     atomic_write_text(target, [html])
     sys.stderr.write(f"wrote {target} ({len(html) // 1024 + 1} KiB); open it in a browser\n")

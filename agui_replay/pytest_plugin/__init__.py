@@ -118,7 +118,7 @@ class _State:
     (``match_ignore``): ``"nodeid (run #0 request #0: /messages/0/content)"``."""
     claimed: set[str] = field(default_factory=set)
     # Stems of the test modules collected in full; their cassette folders are worked out in
-    # _unused (safe_file_name needs the cassette module, which a run without cassettes skips).
+    # _unused (a run without cassettes never works them out).
     stems: set[str] = field(default_factory=set)
     whole_suite: bool = False
     uncollected: set[str] = field(default_factory=set)
@@ -191,7 +191,7 @@ class _State:
 
 
 _STATE = pytest.StashKey[_State]()
-# The temporary file of agui_replay.cassette.atomic_write_text (".<name>.<pid>.<8 hex>.tmp"),
+# The temporary file of agui_replay._files.atomic_write_text (".<name>.<pid>.<8 hex>.tmp"),
 # copied here so the session start imports no engine; tests/plugin/test_paths.py keeps them equal.
 _TEMP_FILE = re.compile(r"\A\..+\.[0-9]+\.[0-9a-f]{8}\.tmp\Z", re.DOTALL)
 STALE_TEMP_SECONDS = 60.0
@@ -542,7 +542,7 @@ def _cassette_for(state: _State, item: pytest.Item) -> Path:
             f"{item.nodeid}: @pytest.mark.{MARKER}(cassette_outside=...) takes True or False, "
             f"not {outside!r}"
         )
-    from agui_replay.cassette import contained_cassette_path
+    from agui_replay._files import contained_cassette_path
     from agui_replay.errors import InvalidArgumentError
 
     try:

@@ -1,8 +1,8 @@
 """Where the pytest plugin puts a test's cassette, and the claims that keep two tests of one
 session from writing the same cassette (across pytest-xdist workers too).
 
-No pytest here (only ``pytest_plugin`` imports it); the cassette module is imported inside the
-functions that need it, so the plugin's session start stays cheap.
+No pytest here (only ``pytest_plugin`` imports it); the file-name helpers are imported inside the
+functions that need them, so the plugin's session start stays cheap.
 
 Default folders: a test module that is not in a package (its folder has no ``__init__.py``)
 keeps ``<cassettes>/<module>/``; a module in a package gets its package path in front,
@@ -42,7 +42,7 @@ def module_folder(module_path: Path) -> tuple[str, ...]:
 
 def folder_path(root: Path, parts: tuple[str, ...] | list[str]) -> Path:
     """``root`` joined with each part made a safe file name."""
-    from agui_replay.cassette import safe_file_name
+    from agui_replay._files import safe_file_name
 
     return root.joinpath(*(safe_file_name(p) for p in parts))
 
@@ -50,7 +50,7 @@ def folder_path(root: Path, parts: tuple[str, ...] | list[str]) -> Path:
 def default_cassette(root: Path, module_path: Path, test_name: str, *, migrate: bool) -> Path:
     """A test's default cassette (see the module docstring); ``migrate`` (``--agui-record``)
     ignores a packaged module's cassette at its former place."""
-    from agui_replay.cassette import safe_file_name
+    from agui_replay._files import safe_file_name
 
     parts = module_folder(module_path)
     name = f"{safe_file_name(test_name)}.json"

@@ -18,15 +18,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agui_replay
+from agui_replay._files import safe_file_name
 from agui_replay.cassette import (
     FORMAT_VERSION,
     Cassette,
     CassetteRun,
-    cassette_path,
     dumps_cassette,
     load_cassette,
     loads_cassette,
-    safe_file_name,
     save_cassette,
 )
 from agui_replay.cassette._format import event_line
@@ -579,16 +578,6 @@ def test_concurrent_writers_in_one_folder(tmp_path: Path) -> None:
 
 
 # --- file names ---------------------------------------------------------------------------------
-
-
-def test_cassette_path_layout() -> None:
-    assert cassette_path("cassettes", "tests.test_agent", "test_ok") == Path(
-        "cassettes/test_agent/test_ok.json"
-    )
-    assert cassette_path("c", "tests/sub/test_agent.py", "test_ok[1-2]") == Path(
-        "c/test_agent/test_ok[1-2].json"
-    )
-    assert cassette_path("c", "test_agent", "test_ok").name == "test_ok.json"
 
 
 @pytest.mark.parametrize(

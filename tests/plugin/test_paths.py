@@ -17,8 +17,13 @@ import pytest
 
 import agui_replay.recording  # noqa: F401  (imported here: pytester drops modules first imported inside)
 from agui_replay import pytest_plugin
-from agui_replay.cassette import atomic_write_text, contained_cassette_path, safe_file_name
-from agui_replay.cassette._format import MAX_NAME_BYTES, fit_file_name
+from agui_replay._files import (
+    MAX_NAME_BYTES,
+    atomic_write_text,
+    contained_cassette_path,
+    fit_file_name,
+    safe_file_name,
+)
 from agui_replay.errors import InvalidArgumentError
 from tests.support.pytester_run import run
 
