@@ -2,7 +2,7 @@
 
 Shared by ``server`` (the run driver and the HTTP endpoint read the request with it) and
 ``recording`` (a test's ``agui.run(agent, input)`` turns its input into the same model). A bad
-input is an :class:`~agui_replay.errors.InvalidInputError` naming the first wrong field.
+input is an :class:`~agui_replay.errors.InvalidArgumentError` naming the first wrong field.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ag_ui.core import RunAgentInput
 from pydantic import ValidationError
 
 from agui_replay._compat import input_model
-from agui_replay.errors import InvalidInputError
+from agui_replay.errors import InvalidArgumentError
 
 __all__ = ["coerce_input", "describe_validation_error"]
 
@@ -33,12 +33,12 @@ def coerce_input(input: RunAgentInput | Mapping[str, Any]) -> RunAgentInput:
     if isinstance(input, RunAgentInput):
         return input
     if not isinstance(input, Mapping):
-        raise InvalidInputError(
+        raise InvalidArgumentError(
             f"expected a RunAgentInput or a mapping, got {type(input).__name__}"
         )
     try:
         return input_model(input)
     except ValidationError as error:
-        raise InvalidInputError(
+        raise InvalidArgumentError(
             f"not a valid RunAgentInput: {describe_validation_error(error)}"
         ) from None

@@ -32,14 +32,11 @@ defined here, and ``agui_replay.errors`` is the path to document and import.
     ├── NetworkBlockedError         a connection off loopback while replaying
     ├── TargetError                 a run target that is not an agent, ASGI app or URL
     ├── UpstreamError               the real provider could not be reached, or failed
-    ├── InvalidInputError           a request body that is not a RunAgentInput
     ├── BlockOpenError              a message, reasoning or tool call opened while one is open
     ├── HandleClosedError           a handle used after it ended
     ├── UsageError                  the run driver called wrongly
     ├── PredictStateError           a predict_state configuration that cannot be read
-    ├── ServerStartError            the loopback test server did not come up
     └── AgentError                  raised by agent code to end a run with RUN_ERROR
-        └── ConfirmationRequiredError   a confirmed tool run without its confirmation
 
 A cancelled run is not an error: it unwinds the agent's code with an internal exception that,
 like ``asyncio.CancelledError``, derives from ``BaseException``, so an agent's ``except
@@ -64,14 +61,12 @@ __all__ = [
     "AguiReplayError",
     "BlockOpenError",
     "CassetteError",
-    "ConfirmationRequiredError",
     "EventDecodeError",
     "EventPatchError",
     "EventStreamError",
     "HandleClosedError",
     "InputFileError",
     "InvalidArgumentError",
-    "InvalidInputError",
     "InvalidModeError",
     "JSONLimitError",
     "MissingCassetteError",
@@ -86,7 +81,6 @@ __all__ = [
     "SSEDecodeError",
     "SchemaViolation",
     "ScriptExhaustedError",
-    "ServerStartError",
     "StateDecodeError",
     "StateEncodeError",
     "StreamCut",
@@ -392,12 +386,6 @@ class UpstreamError(AguiReplayError):
     code = "UPSTREAM"
 
 
-class InvalidInputError(AguiReplayError, ValueError):
-    """A request body (or mapping) that is not a valid ``RunAgentInput``."""
-
-    code = "PROTOCOL"
-
-
 class HandleClosedError(AguiReplayError, RuntimeError):
     """A handle was used after ``end()`` (or after its ``with`` block closed it)."""
 
@@ -414,14 +402,3 @@ class PredictStateError(AguiReplayError, ValueError):
     """A ``predict_state`` configuration that cannot be read."""
 
     code = "AGENT_ERROR"
-
-
-class ServerStartError(AguiReplayError, RuntimeError):
-    """The loopback test server did not come up in time."""
-
-
-class ConfirmationRequiredError(AgentError):
-    """A tool whose predicted state needs confirmation was run without one."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, code="PROTOCOL")

@@ -44,11 +44,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from ag_ui.core import AssistantMessage, ResumeEntry
 
-from agui_replay.errors import (
-    AgentError,
-    ConfirmationRequiredError,
-    PredictStateError,
-)
+from agui_replay.errors import AgentError, PredictStateError
 from agui_replay.server._handles import ToolCallHandle
 from agui_replay.server._ids import MessageId, ToolCallId
 from agui_replay.server._outcome import Interrupt, Interrupted
@@ -61,7 +57,6 @@ if TYPE_CHECKING:
 __all__ = [
     "CONFIRMATION_REASON",
     "WHOLE_ARGUMENTS",
-    "ConfirmationRequiredError",
     "ConfirmationStore",
     "InMemoryConfirmations",
     "PartialJSON",
@@ -334,11 +329,12 @@ class CallPrediction:
 
     def guard_result(self) -> None:
         if self.config.require_confirmation and not self.committed:
-            raise ConfirmationRequiredError(
+            raise AgentError(
                 f"{self.handle.describe()} predicts state {[r.state_key for r in self.rules]} "
                 f"and require_confirmation is on, so the tool must not run before a human "
                 f"approves: `return call.request_confirmation()` ends the run with an "
-                f"interrupt, and the next run picks the call up with ctx.resumed_tool_call()"
+                f"interrupt, and the next run picks the call up with ctx.resumed_tool_call()",
+                code="PROTOCOL",
             )
 
 

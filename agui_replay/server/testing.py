@@ -20,7 +20,7 @@ from typing import Any
 from ag_ui.core import RunFinishedEvent, RunStartedEvent
 
 from agui_replay.client import Session
-from agui_replay.errors import ServerStartError
+from agui_replay.errors import AguiReplayError
 from agui_replay.events import EventLike, event_type
 from agui_replay.verify import Mode
 
@@ -74,7 +74,10 @@ def serve(app: Any, *, startup_timeout: float = 10.0) -> Iterator[str]:
         deadline = time.monotonic() + startup_timeout
         while not server.started:
             if not thread.is_alive() or time.monotonic() > deadline:
-                raise ServerStartError(f"the test server on 127.0.0.1:{port} did not start")
+                raise AguiReplayError(
+                    f"the test server on 127.0.0.1:{port} did not start within "
+                    f"{startup_timeout} s (startup_timeout); the app's startup may be failing"
+                )
             time.sleep(0.005)
         yield f"http://127.0.0.1:{port}"
     finally:

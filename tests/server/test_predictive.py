@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from agui_replay.client import Session
-from agui_replay.errors import AgentError, ConfirmationRequiredError, PredictStateError
+from agui_replay.errors import AgentError, PredictStateError
 from agui_replay.events import to_wire
 from agui_replay.providers._chunking import by_char, by_size, chunkings
 from agui_replay.server import (
@@ -509,8 +509,9 @@ def test_the_tool_cannot_run_before_confirmation() -> None:
     ctx, _ = RunContext.new(run_input(), **CONFIRM)
     call = ctx.tool_call("update_recipe")
     call.args(ARGS)
-    with pytest.raises(ConfirmationRequiredError, match="request_confirmation"):
+    with pytest.raises(AgentError, match="request_confirmation") as refused:
         call.result("Recipe updated.")
+    assert refused.value.code == "PROTOCOL"  # the run ends with RUN_ERROR code PROTOCOL
 
 
 def test_an_approval_without_the_record_is_rebuilt_from_the_thread() -> None:
