@@ -30,7 +30,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal, NoReturn
+from typing import Any, NoReturn
 
 import orjson
 from ag_ui.core import BaseEvent
@@ -43,6 +43,7 @@ from agui_replay._limits import (
     finite_throughout,
 )
 from agui_replay._text import short_repr
+from agui_replay._verifymode import Mode
 from agui_replay.client._messages import ABSENT, MessageList
 from agui_replay.errors import (
     AguiReplayError,
@@ -63,8 +64,6 @@ from agui_replay.state import encode_state
 from agui_replay.verify import ChunkExpander, Verifier
 
 __all__ = ["EventPatchError", "Session", "apply_events"]
-
-Mode = Literal["client", "strict"]
 
 # The metadata key under which the reference client reads which activity types a
 # MESSAGES_SNAPSHOT speaks for (activity-history.ts in @ag-ui/client).

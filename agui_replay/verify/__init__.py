@@ -1,20 +1,11 @@
 """The AG-UI ordering rules (which event may follow which), checked one event at a time."""
 
 from agui_replay._lazy import claim
-from agui_replay.verify._verifier import (
-    CHUNK_PASSTHROUGH_TYPES,
-    ChunkExpander,
-    Mode,
-    SchemaViolation,
-    Verifier,
-    expand_chunks,
-    verify_stream,
-)
+from agui_replay.verify._chunks import ChunkExpander, expand_chunks
+from agui_replay.verify._verifier import SchemaViolation, Verifier, verify_stream
 
 __all__ = [
-    "CHUNK_PASSTHROUGH_TYPES",
     "ChunkExpander",
-    "Mode",
     "SchemaViolation",
     "Verifier",
     "expand_chunks",

@@ -7,7 +7,7 @@ lane with a pending message of its kind). An ordered event closes only its own o
 RUN_* and MESSAGES_SNAPSHOT close them all; RAW, ACTIVITY_*, REASONING_ENCRYPTED_VALUE and
 SUBAGENT_STARTED pass; SUBAGENT_FINISHED / SUBAGENT_ERROR close their subagent's lane.
 
-:mod:`agui_replay.verify` re-exports everything public here.
+:mod:`agui_replay.verify` re-exports :class:`ChunkExpander` and :func:`expand_chunks`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from agui_replay._eventtypes import CHUNK_TYPES
 from agui_replay.errors import EventDecodeError, ProtocolViolation
 from agui_replay.events import EventLike, WireEvent, to_wire
 
-__all__ = ["CHUNK_PASSTHROUGH_TYPES", "ChunkExpander", "expand_chunks"]
+__all__ = ["ChunkExpander", "expand_chunks"]
 
 CHUNK_PASSTHROUGH_TYPES: frozenset[str] = frozenset(
     {

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Literal, NoReturn
+from typing import Any, NoReturn
 
 from agui_replay._eventtypes import CHUNK_TYPES
 from agui_replay._text import short_repr
+from agui_replay._verifymode import Mode
 from agui_replay.errors import (
     EventDecodeError,
     InvalidModeError,
@@ -39,7 +40,7 @@ from agui_replay.events import EVENT_TYPES, EventLike, WireEvent, require_stream
 from agui_replay.verify._attribution import Owners
 from agui_replay.verify._chunks import ABSENT as _ABSENT
 from agui_replay.verify._chunks import CHUNK_BLOCK as _CHUNK_BLOCK
-from agui_replay.verify._chunks import CHUNK_PASSTHROUGH_TYPES, ChunkExpander, expand_chunks
+from agui_replay.verify._chunks import ChunkExpander
 from agui_replay.verify._chunks import UndoLog as _UndoLog
 from agui_replay.verify._chunks import chunk_after_start as _chunk_after_start
 from agui_replay.verify._chunks import restore as _restore
@@ -47,17 +48,7 @@ from agui_replay.verify._chunks import str_field as _str_field
 from agui_replay.verify._chunks import wire_of as _wire
 from agui_replay.verify._schema import SchemaViolation, check_schema
 
-__all__ = [
-    "CHUNK_PASSTHROUGH_TYPES",
-    "ChunkExpander",
-    "Mode",
-    "SchemaViolation",
-    "Verifier",
-    "expand_chunks",
-    "verify_stream",
-]
-
-Mode = Literal["client", "strict"]
+__all__ = ["SchemaViolation", "Verifier", "verify_stream"]
 
 
 _IDLE, _RUNNING, _FINISHED, _ERRORED = 0, 1, 2, 3

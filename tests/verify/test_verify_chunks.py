@@ -7,12 +7,12 @@ import pytest
 
 from agui_replay.errors import ProtocolViolation
 from agui_replay.verify import (
-    CHUNK_PASSTHROUGH_TYPES,
     ChunkExpander,
     Verifier,
     expand_chunks,
     verify_stream,
 )
+from agui_replay.verify._chunks import CHUNK_PASSTHROUGH_TYPES
 from tests.support.verify_events import (
     STATE,
     UNORDERED,
