@@ -2,9 +2,6 @@
 
 from agui_replay._lazy import claim
 from agui_replay.cassette._format import (
-    FORMAT_VERSION,
-    SUPPORTED_FORMAT_VERSIONS,
-    UNNAMED_RECORD_COMMAND,
     Cassette,
     CassetteRun,
     dumps_cassette,
@@ -24,9 +21,6 @@ from agui_replay.cassette._recordings import (
 )
 
 __all__ = [
-    "FORMAT_VERSION",
-    "SUPPORTED_FORMAT_VERSIONS",
-    "UNNAMED_RECORD_COMMAND",
     "Cassette",
     "CassetteRun",
     "RecordedRun",

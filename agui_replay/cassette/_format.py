@@ -39,17 +39,17 @@ from pydantic import TypeAdapter, ValidationError
 
 from agui_replay._compat import input_model
 from agui_replay._files import atomic_write_text
-from agui_replay._limits import loads_json, non_finite_at
+from agui_replay._hints import RECORD_HINT, UNNAMED_RECORD_COMMAND
+from agui_replay._limits import JSONLimitError, loads_json, non_finite_at
 from agui_replay._text import json_type, short_repr
 from agui_replay.cassette._lines import document_line
-from agui_replay.errors import CassetteError, EventDecodeError, InvalidArgumentError, JSONLimitError
+from agui_replay.errors import CassetteError, EventDecodeError, InvalidArgumentError
 from agui_replay.events import EVENT_TYPES, parse_event
 from agui_replay.scrub import DEFAULT_SECRET_HEADERS, scrub
 
 __all__ = [
     "FORMAT_VERSION",
     "SUPPORTED_FORMAT_VERSIONS",
-    "UNNAMED_RECORD_COMMAND",
     "Cassette",
     "CassetteRun",
     "Validation",
@@ -73,12 +73,6 @@ Validation: TypeAlias = Literal["full", "shape"]
 """``full`` validates every event and input with the ``ag_ui.core`` models; ``shape`` only checks
 the JSON shapes and that every event names a known type (several times faster on big files)."""
 
-RECORD_HINT = "Record it by running the test with `pytest --agui-record`."
-UNNAMED_RECORD_COMMAND = (
-    "`pytest path/to/test_file.py::test_name --agui-record` (the test that uses this file)"
-)
-"""The re-record command a broken cassette's message shows when the file does not say which
-test wrote it; the pytest plugin puts the test's own command in its place."""
 _REWRITE_HINT = (
     f"Re-record it with {UNNAMED_RECORD_COMMAND}, or fix the file by hand (it is plain JSON)."
 )

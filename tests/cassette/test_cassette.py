@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 import agui_replay
 from agui_replay._files import safe_file_name
 from agui_replay.cassette import (
-    FORMAT_VERSION,
     Cassette,
     CassetteRun,
     dumps_cassette,
@@ -28,7 +27,7 @@ from agui_replay.cassette import (
     loads_cassette,
     save_cassette,
 )
-from agui_replay.cassette._format import event_line
+from agui_replay.cassette._format import FORMAT_VERSION, event_line
 from agui_replay.cassette._lines import document_line
 from agui_replay.errors import AguiReplayError, CassetteError
 from agui_replay.providers._interaction import Interaction

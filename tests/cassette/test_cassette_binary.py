@@ -16,13 +16,13 @@ import pytest
 
 from agui_replay._eventstream import decode_frames, encode_event
 from agui_replay.cassette import (
-    FORMAT_VERSION,
     Cassette,
     CassetteRun,
     dumps_cassette,
     load_cassette,
     loads_cassette,
 )
+from agui_replay.cassette._format import FORMAT_VERSION
 from agui_replay.errors import CassetteError
 from agui_replay.providers import Chunk, FakeProvider, Interaction, Recorder
 from agui_replay.recording._modes import DEFAULT_SECRET_ENV
