@@ -14,6 +14,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from agui_replay.errors import ProviderError, RequestMismatchError, ScriptExhaustedError
+from agui_replay.providers._formats import encode_turn, error_plan, stream_encoder
+from agui_replay.providers._formats._wire import (
+    Plan,
+    StreamCut,
+    StreamEncoder,
+    TurnContext,
+    json_plan,
+)
 from agui_replay.providers._interaction import Interaction, parse_body
 from agui_replay.providers._matching import describe_difference, first_difference
 from agui_replay.providers._script import (
@@ -30,18 +38,10 @@ from agui_replay.providers._script import (
     coerce_yielded,
     parts_to_deltas,
 )
-from agui_replay.providers.formats import encode_turn, error_plan, stream_encoder
-from agui_replay.providers.formats._wire import (
-    Plan,
-    StreamCut,
-    StreamEncoder,
-    TurnContext,
-    json_plan,
-)
-from agui_replay.providers.transport._loopback import LoopbackServer
+from agui_replay.providers._transport._loopback import LoopbackServer
 
 if TYPE_CHECKING:
-    from agui_replay.providers.transport._httpx import (
+    from agui_replay.providers._transport._httpx import (
         Httpx2AsyncTransport,
         Httpx2Transport,
         HttpxAsyncTransport,
@@ -361,25 +361,25 @@ class FakeProvider:
 
     def transport(self) -> Httpx2Transport:
         """An in-process ``httpx2`` transport: ``httpx2.Client(transport=fake.transport())``."""
-        from agui_replay.providers.transport._httpx import Httpx2Transport
+        from agui_replay.providers._transport._httpx import Httpx2Transport
 
         return Httpx2Transport(self.handle)
 
     def async_transport(self) -> Httpx2AsyncTransport:
         """An in-process async ``httpx2`` transport."""
-        from agui_replay.providers.transport._httpx import Httpx2AsyncTransport
+        from agui_replay.providers._transport._httpx import Httpx2AsyncTransport
 
         return Httpx2AsyncTransport(self.ahandle)
 
     def httpx_transport(self) -> HttpxTransport:
         """An in-process ``httpx`` transport."""
-        from agui_replay.providers.transport._httpx import HttpxTransport
+        from agui_replay.providers._transport._httpx import HttpxTransport
 
         return HttpxTransport(self.handle)
 
     def httpx_async_transport(self) -> HttpxAsyncTransport:
         """An in-process async ``httpx`` transport."""
-        from agui_replay.providers.transport._httpx import HttpxAsyncTransport
+        from agui_replay.providers._transport._httpx import HttpxAsyncTransport
 
         return HttpxAsyncTransport(self.ahandle)
 
@@ -824,10 +824,10 @@ def _malformed_frame(interaction: Interaction, around: list[tuple[float, bytes]]
 
 
 _TIMEOUTS = {
-    "agui_replay.providers.transport._aiohttp": "aiohttp",
-    "agui_replay.providers.transport._urllib3": "urllib3",
-    "agui_replay.providers.transport._urllib": "socket",
-    "agui_replay.providers.transport._loopback": "socket",
+    "agui_replay.providers._transport._aiohttp": "aiohttp",
+    "agui_replay.providers._transport._urllib3": "urllib3",
+    "agui_replay.providers._transport._urllib": "socket",
+    "agui_replay.providers._transport._loopback": "socket",
 }
 
 
@@ -838,7 +838,7 @@ def _read_timeout(message: str) -> BaseException:
     frame = sys._getframe(1)
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
-        if module == "agui_replay.providers.transport._httpx":
+        if module == "agui_replay.providers._transport._httpx":
             owner = type(frame.f_locals.get("self")).__name__
             if owner.startswith("Httpx2"):
                 import httpx2

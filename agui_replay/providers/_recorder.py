@@ -32,6 +32,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 from agui_replay._secrets import MIN_SECRET_LENGTH, SIGNING_HEADERS, sigv4_secrets
 from agui_replay.errors import ProviderError
+from agui_replay.providers._formats._wire import Plan, StreamCut, error_plan, url_target
 from agui_replay.providers._interaction import (
     Chunk,
     Interaction,
@@ -40,8 +41,7 @@ from agui_replay.providers._interaction import (
     is_text_content_type,
     parse_body,
 )
-from agui_replay.providers.formats._wire import Plan, StreamCut, error_plan, url_target
-from agui_replay.providers.transport._loopback import LoopbackServer
+from agui_replay.providers._transport._loopback import LoopbackServer
 from agui_replay.scrub import Scrubber as _Scrub
 
 if TYPE_CHECKING:

@@ -75,7 +75,7 @@ DEFAULT_DROP_HOSTS = (
     "api.smith.langchain.com",
     "eu.api.smith.langchain.com",
 )
-"""Same as :data:`agui_replay.providers.transport.DEFAULT_DROP_HOSTS` (the default of ini
+"""Same as ``DEFAULT_DROP_HOSTS`` of the providers' tape (the default of ini
 ``agui_drop_hosts``); copied so that pytest's start does not import the transports."""
 _MARKER_DOC = (
     f"{MARKER}(record_mode=None, cassette=None, cassette_outside=False, upstream=None, "
@@ -777,7 +777,7 @@ def agui(
     # long, the unset key variables hold placeholders (the SDKs demand a key; a replay sends
     # nothing with it).
     if not state.holds_server:
-        from agui_replay.recording import SessionProvider
+        from agui_replay.providers import SessionProvider
 
         SessionProvider.hold_server()
         state.holds_server = True
@@ -1170,7 +1170,7 @@ class _Hooks:
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.state.holds_server:
-            from agui_replay.recording import SessionProvider
+            from agui_replay.providers import SessionProvider
 
             self.state.holds_server = False
             SessionProvider.release_server()

@@ -50,7 +50,6 @@ from agui_replay.recording._modes import (
     secrets_from_env,
 )
 from agui_replay.recording._session import CassetteSession, RunRecord
-from agui_replay.recording._session_provider import SessionProvider
 from agui_replay.recording._targets import TargetKind, arun_target, run_target, target_kind
 
 __all__ = [
@@ -65,7 +64,6 @@ __all__ = [
     "RecordModeError",
     "ReplayMismatchError",
     "RunRecord",
-    "SessionProvider",
     "TargetError",
     "TargetKind",
     "UpstreamError",

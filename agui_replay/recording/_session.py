@@ -30,7 +30,8 @@ from agui_replay.cassette import (
 )
 from agui_replay.errors import AguiReplayError, CassetteError
 from agui_replay.events import WireEvent
-from agui_replay.normalize import Normalizer, Rule, as_rules
+from agui_replay.normalize import Normalizer
+from agui_replay.providers import SessionProvider
 from agui_replay.recording._clock import frozen_clock
 from agui_replay.recording._guard import NetworkGuard
 from agui_replay.recording._ids import DeterministicIds
@@ -52,7 +53,6 @@ from agui_replay.recording._refresh import (
     same_but_names,
     write_pending,
 )
-from agui_replay.recording._session_provider import SessionProvider
 from agui_replay.recording._steady import steady_cassette, without_volatile
 from agui_replay.recording._targets import (
     TargetKind,
@@ -202,7 +202,7 @@ class CassetteSession:
         """The provider requests of this session's replays that matched only with fields
         left out (``match_ignore``): ``"run #0 request #1: /messages/0/content"``."""
         self.tape: Any = None
-        """The :class:`~agui_replay.providers.transport._tape.HttpTape` of :meth:`taping`."""
+        """The tape of :meth:`taping`: the test's other requests, recorded or replayed."""
         self.refresh = refresh
         """Re-derive the stored events from the recorded interactions (offline); the mode is
         then ``none``."""
@@ -240,12 +240,10 @@ class CassetteSession:
         self._recorded_ids = Normalizer(rules=self.normalizers)
         self.hosts = list(hosts)
         self.intercept = intercept
-        self._host_table: Any = None
         self.freeze_time = freeze_time
         self.mode = RecordMode.NONE if refresh else RecordMode.parse(mode)
         if self.faults:  # a faulted replay never records nor refreshes
             self.mode, self.refresh = RecordMode.NONE, False
-        self._upstream = upstream
         self.secrets: list[str] = _usable_secrets(secrets)
         self.record_command = record_command or "pytest --agui-record"
         self.name = name
@@ -254,7 +252,7 @@ class CassetteSession:
         self.state_type = state_type
         self.runs: list[RunRecord] = []
         """Every run of this session so far, in order."""
-        self.provider = SessionProvider(self)
+        self.provider = SessionProvider(self, upstream=upstream, hosts=self.hosts)
         self.guard = NetworkGuard(f"replaying {self.path}")
         self.guard.hint = f"to re-record, run `{self.record_command}`"
         self._started = False
@@ -354,32 +352,13 @@ class CassetteSession:
 
     def upstreams(self) -> dict[str, str]:
         """Provider name -> upstream base URL, as configured (``default``: a bare URL)."""
-        from agui_replay.providers.transport import upstream_map
-
-        upstream = self._upstream
-        if (
-            callable(upstream)
-            and not isinstance(upstream, str)
-            and not hasattr(upstream, "base_url")
-        ):
-            upstream = upstream()  # a factory, called only now that a run records
-            self._upstream = upstream
-        return upstream_map(upstream)
+        return self.provider.upstreams()
 
     def bare_upstream(self) -> str | None:
         """The bare upstream URL when one was configured (not the built-in default): the
         upstream of every provider that has none of its own."""
         url = self.upstreams().get("default")
         return None if url is None or url.rstrip("/") == DEFAULT_UPSTREAM else url
-
-    @property
-    def provider_hosts(self) -> Any:
-        """The :class:`~agui_replay.providers.transport._routing.HostTable` routed during runs."""
-        if self._host_table is None:
-            from agui_replay.providers.transport import HostTable
-
-            self._host_table = HostTable(self.hosts)
-        return self._host_table
 
     def _routing(self) -> contextlib.AbstractContextManager[Any]:
         if not self.intercept:
@@ -391,35 +370,23 @@ class CassetteSession:
         """For the block (the pytest ``agui`` fixture's whole span): the test's requests to
         hosts other than the model providers are recorded into the cassette (``http``) with
         their response chunks, or replayed from it with nothing sent (see
-        :mod:`agui_replay.providers.transport._tape`). Off with ``intercept=False``."""
+        :meth:`SessionProvider.taping <agui_replay.providers.SessionProvider.taping>`). Off with
+        ``intercept=False``."""
         if not self.intercept:
             yield None
             return
-        from agui_replay.providers.transport import (
-            DEFAULT_DROP_HOSTS,
-            HttpTape,
-            TapeRouter,
-            intercepting,
-        )
-
         replaying = self.replay_only
-        tape = HttpTape(
+        with self.provider.taping(
             "replay" if replaying else "record",
-            secrets=self.secrets,
             ignore=self.ignore_hosts,
-            drop=DEFAULT_DROP_HOSTS if self.drop_hosts is None else self.drop_hosts,
+            drop=self.drop_hosts,
             match_on=self.match_on,
             where=str(self.path),
             loader=self._recorded_http if replaying else None,
-            providers=self.provider_hosts,
             faults=[f for f in self.faults if f.host is not None],
-        )
-        self.tape = tape
-        try:
-            with intercepting(TapeRouter(tape)):
-                yield tape
-        finally:
-            tape.close()
+        ) as tape:
+            self.tape = tape
+            yield tape
 
     def _recorded_http(self) -> list[dict[str, Any]]:
         self.start()

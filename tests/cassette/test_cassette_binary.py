@@ -24,7 +24,8 @@ from agui_replay.cassette import (
 )
 from agui_replay.cassette._format import FORMAT_VERSION
 from agui_replay.errors import CassetteError
-from agui_replay.providers import Chunk, FakeProvider, Interaction, Recorder
+from agui_replay.providers import FakeProvider, Interaction, Recorder
+from agui_replay.providers._interaction import Chunk
 from agui_replay.recording._modes import DEFAULT_SECRET_ENV
 from agui_replay.scrub import SCRUBBED, scrub
 

@@ -23,14 +23,14 @@ import pytest
 from google import genai  # noqa: F401  (imported once here: pytester drops modules first imported inside)
 
 import agui_replay.providers
-import agui_replay.providers.transport._routing
+import agui_replay.providers._transport._routing
 import agui_replay.recording
 import agui_replay.server
 from agui_replay.providers import FakeProvider, LoopbackServer
-from agui_replay.providers.formats._wire import Plan
-from agui_replay.providers.transport import _aiohttp
-from agui_replay.providers.transport._aiohttp import parse_request
-from agui_replay.providers.transport._routing import ORIGIN_HEADER, HostTable, Router
+from agui_replay.providers._formats._wire import Plan
+from agui_replay.providers._transport import _aiohttp
+from agui_replay.providers._transport._aiohttp import parse_request
+from agui_replay.providers._transport._routing import ORIGIN_HEADER, HostTable, Router
 from tests.support.echo_upstream import echo
 
 GEMINI_KEY = "AIzaSyAiohttpRoute-live-key-0123456789ab"
@@ -245,7 +245,7 @@ def test_rewrite_sends_provider_hosts_to_their_loopback_route() -> None:
 def test_outside_a_run_aiohttp_is_untouched() -> None:
     """The patch lives only for the span of a run: before and after, the connector is aiohttp's."""
     original = aiohttp.BaseConnector.connect
-    with agui_replay.providers.transport._routing.intercepting(_router()):
+    with agui_replay.providers._transport._routing.intercepting(_router()):
         assert aiohttp.BaseConnector.connect is not original
         assert aiohttp.BaseConnector.connect.__wrapped__ is original  # type: ignore[attr-defined]
     assert aiohttp.BaseConnector.connect is original
@@ -296,7 +296,7 @@ def test_a_provider_request_is_answered_in_process_chunk_by_chunk() -> None:
     pieces = [b"data: one\n\n", b"data: t", b"wo\n\n", b"data: [DONE]\n\n"]
     plan = Plan(200, [("x-kind", "fake")], [(0.0, piece) for piece in pieces], streaming=True)
     seen: list[tuple[Any, ...]] = []
-    with agui_replay.providers.transport._routing.intercepting(_answering(plan, seen)):
+    with agui_replay.providers._transport._routing.intercepting(_answering(plan, seen)):
         # a dead proxy and https: neither is reached, nothing is
         got, pooled = _chunks(
             "https://api.openai.com/v1/chat/completions?x=1",
@@ -315,7 +315,7 @@ def test_a_provider_request_is_answered_in_process_chunk_by_chunk() -> None:
 def test_a_user_added_host_keeps_its_port_in_the_origin() -> None:
     plan = Plan(200, [("x-kind", "fake")], [(0.0, b"whole")], streaming=False)
     seen: list[tuple[Any, ...]] = []
-    with agui_replay.providers.transport._routing.intercepting(_answering(plan, seen)):
+    with agui_replay.providers._transport._routing.intercepting(_answering(plan, seen)):
         got, _ = _chunks("http://llm.internal:8443/v1/chat")
     assert b"".join(got) == b"whole"
     assert seen[0][4] == {"provider": "gateway", "origin": "http://llm.internal:8443"}
@@ -324,7 +324,7 @@ def test_a_user_added_host_keeps_its_port_in_the_origin() -> None:
 def test_a_cut_stream_and_a_router_error_reach_the_aiohttp_caller() -> None:
     cut = Plan(200, [("x-kind", "fake")], [(0.0, b"data: half")], streaming=True, cut=True)
     with (
-        agui_replay.providers.transport._routing.intercepting(_answering(cut, [])),
+        agui_replay.providers._transport._routing.intercepting(_answering(cut, [])),
         pytest.raises(aiohttp.ClientPayloadError),
     ):
         _chunks("https://api.anthropic.com/v1/messages")
@@ -337,7 +337,7 @@ def test_a_cut_stream_and_a_router_error_reach_the_aiohttp_caller() -> None:
 
     router = Router(HostTable(), refuse, refuse)
     with (
-        agui_replay.providers.transport._routing.intercepting(router),
+        agui_replay.providers._transport._routing.intercepting(router),
         pytest.raises(Refused, match="no recorded interaction"),
     ):
         _chunks("https://api.anthropic.com/v1/messages")
@@ -351,7 +351,7 @@ def test_a_body_in_pieces_and_an_expect_100_continue_reach_the_router() -> None:
         for i in range(300):
             yield b"%03d" % i * 100
 
-    with agui_replay.providers.transport._routing.intercepting(_answering(plan, seen)):
+    with agui_replay.providers._transport._routing.intercepting(_answering(plan, seen)):
         got, _ = _chunks("https://api.openai.com/v1/files", data=pieces())
         assert got == [b"ok"]
         got, _ = _chunks("https://api.openai.com/v1/files", data=b"z" * 5000, expect100=True)
@@ -387,7 +387,7 @@ def test_a_reader_slower_than_the_response_pauses_it(monkeypatch: pytest.MonkeyP
                 await asyncio.sleep(0)
             return b"".join(got)
 
-    with agui_replay.providers.transport._routing.intercepting(_answering(plan, [])):
+    with agui_replay.providers._transport._routing.intercepting(_answering(plan, [])):
         body = asyncio.run(asyncio.wait_for(slowly(), 30))
     assert body == b"".join(pieces)
     assert pauses  # the flow control was used, and the whole body still came

@@ -20,7 +20,7 @@ import pytest
 from google import genai  # noqa: F401
 
 import agui_replay.providers
-import agui_replay.providers.transport._routing
+import agui_replay.providers._transport._routing
 import agui_replay.recording
 import agui_replay.server  # noqa: F401
 from agui_replay.providers import FakeProvider, LoopbackServer

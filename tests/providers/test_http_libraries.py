@@ -16,8 +16,9 @@ import pytest
 import requests
 import urllib3
 
-from agui_replay.providers import FakeProvider, Plan
-from agui_replay.providers.transport._routing import HostTable, Router, intercepting
+from agui_replay.providers import FakeProvider
+from agui_replay.providers._formats._wire import Plan
+from agui_replay.providers._transport._routing import HostTable, Router, intercepting
 
 URL = "https://api.openai.com/v1/chat/completions"
 BODY = {"model": "gpt-4o", "stream": True, "messages": [{"role": "user", "content": "hi"}]}

@@ -12,14 +12,8 @@ import openai
 import pytest
 
 from agui_replay.errors import RequestMismatchError, ScriptExhaustedError
-from agui_replay.providers import (
-    Chunk,
-    FakeProvider,
-    Interaction,
-    RecordedRequest,
-    RecordedResponse,
-    Recorder,
-)
+from agui_replay.providers import FakeProvider, Interaction, Recorder
+from agui_replay.providers._interaction import Chunk, RecordedRequest, RecordedResponse
 from agui_replay.scrub import SCRUBBED
 
 SECRET_KEY = "sk-live-0123456789abcdef"
@@ -341,14 +335,11 @@ def test_a_secret_cut_by_a_network_read_boundary_is_still_scrubbed() -> None:
 
 
 def test_recorder_app_records_behind_a_transport_and_a_router() -> None:
-    from agui_replay.providers import (
-        Httpx2Transport,
-        LoopbackServer,
-        Plan,
-        ProxyApp,
-        detect_api,
-        error_plan,
-    )
+    from agui_replay.providers import LoopbackServer, detect_api
+    from agui_replay.providers._formats import error_plan
+    from agui_replay.providers._formats._wire import Plan
+    from agui_replay.providers._recorder import ProxyApp
+    from agui_replay.providers._transport import Httpx2Transport
 
     upstream = upstream_fake()
     with upstream.serve() as up:
@@ -395,17 +386,16 @@ def test_recorder_app_needs_an_upstream() -> None:
         Recorder().app()
 
 
-def test_the_transports_are_exported_and_imported_on_first_use() -> None:
+def test_the_transports_are_imported_on_first_use() -> None:
     import subprocess
     import sys
 
     code = (
         "import sys, agui_replay.providers as p\n"
         "assert 'httpx' not in sys.modules and 'httpx2' not in sys.modules\n"
-        "assert {'Httpx2Transport', 'HttpxAsyncTransport', 'App', 'Plan'} <= set(p.__all__)\n"
-        "from agui_replay.providers import HttpxTransport\n"
+        "transport = p.FakeProvider().httpx_transport()\n"
         "import httpx\n"
-        "assert issubclass(HttpxTransport, httpx.BaseTransport)\n"
+        "assert isinstance(transport, httpx.BaseTransport)\n"
         "try:\n"
         "    p.NoSuchThing\n"
         "except AttributeError as e:\n"

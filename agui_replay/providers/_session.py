@@ -1,4 +1,12 @@
-"""The provider seam: ``agui.provider``, one model provider per session, recording or replaying."""
+"""The provider seam: ``agui.provider``, one model provider per session, recording or replaying.
+
+The recording session (``agui_replay.recording.CassetteSession``) owns one
+:class:`SessionProvider` and reaches everything HTTP through it: the loopback server and the
+in-process transports, the routing of the SDKs' requests during a run, the upstreams and the
+host table, and the tape of the test's other requests (:meth:`SessionProvider.taping`). It
+reads the session through the small :class:`_Session` protocol, so this module does not import
+``agui_replay.recording``.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +15,8 @@ import contextlib
 import json
 import threading
 import weakref
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 from agui_replay.scrub import scrub
@@ -17,10 +25,30 @@ if TYPE_CHECKING:
     import httpx
     import httpx2
 
-    from agui_replay.providers import FakeProvider, LoopbackServer, Plan, ProxyApp, Recorder
-    from agui_replay.recording._session import CassetteSession
+    from agui_replay.providers._fake import FakeProvider
+    from agui_replay.providers._formats._wire import Plan
+    from agui_replay.providers._recorder import ProxyApp, Recorder
+    from agui_replay.providers._transport._loopback import LoopbackServer
+    from agui_replay.providers._transport._routing import HostTable
+    from agui_replay.providers._transport._tape import HttpTape
 
 __all__ = ["SessionProvider"]
+
+
+class _Session(Protocol):
+    """What :class:`SessionProvider` reads from its recording session."""
+
+    @property
+    def secrets(self) -> list[str]: ...
+
+    @property
+    def base_path(self) -> str: ...
+
+    def start(self) -> None: ...
+
+    def upstream_url(self) -> str: ...
+
+    def bare_upstream(self) -> str | None: ...
 
 
 class SessionProvider:
@@ -40,8 +68,13 @@ class SessionProvider:
     pytest session: :meth:`hold_server`).
     """
 
-    def __init__(self, session: CassetteSession) -> None:
+    def __init__(
+        self, session: _Session, *, upstream: Any = None, hosts: Iterable[str] = ()
+    ) -> None:
         self._session = session
+        self._upstream = upstream
+        self._hosts = list(hosts)
+        self._host_table: HostTable | None = None
         self._server: LoopbackServer | None = None
         self._lock = threading.Lock()
         self.fake: FakeProvider | None = None
@@ -97,7 +130,7 @@ class SessionProvider:
         """The loopback base URL of ``provider``'s route (``.../_agui/openai/v1``): what
         ``OPENAI_BASE_URL`` and friends are set to during a run; requests there are
         recorded and replayed as that provider's."""
-        from agui_replay.providers.transport import ENV_VARS, ROUTE_PREFIX
+        from agui_replay.providers._transport import ENV_VARS, ROUTE_PREFIX
 
         path = ENV_VARS[provider][1] if provider in ENV_VARS else ""
         return f"{self.url}{ROUTE_PREFIX}{provider}{path}"
@@ -107,42 +140,104 @@ class SessionProvider:
         """For the span of a run: requests of every ``httpx2`` / ``httpx`` client to a known
         provider host (or to this loopback server) are answered in process by this provider,
         and the providers' base-URL variables point at the loopback routes."""
-        from agui_replay.providers.transport import Router, intercepting, provider_environment
+        from agui_replay.providers._transport import Router, intercepting, provider_environment
 
         server = self._ensure_server()
-        router = Router(
-            self._session.provider_hosts, self.handle, self.ahandle, own=(server.host, server.port)
-        )
+        router = Router(self.host_table, self.handle, self.ahandle, own=(server.host, server.port))
         with intercepting(router), provider_environment(server.url) as before:
             self._env_before = before
             yield
+
+    def upstreams(self) -> dict[str, str]:
+        """Provider name -> upstream base URL, as configured (``default``: a bare URL); an
+        ``upstream`` factory is called the first time, once a run records."""
+        from agui_replay.providers._transport import upstream_map
+
+        upstream = self._upstream
+        if (
+            callable(upstream)
+            and not isinstance(upstream, str)
+            and not hasattr(upstream, "base_url")
+        ):
+            upstream = upstream()  # a factory, called only now that a run records
+            self._upstream = upstream
+        return upstream_map(upstream)
+
+    @property
+    def host_table(self) -> HostTable:
+        """The provider hosts routed during runs: the known ones and the session's ``hosts``."""
+        if self._host_table is None:
+            from agui_replay.providers._transport import HostTable
+
+            self._host_table = HostTable(self._hosts)
+        return self._host_table
+
+    @contextlib.contextmanager
+    def taping(
+        self,
+        mode: Literal["record", "replay"],
+        *,
+        ignore: Iterable[str] = (),
+        drop: Iterable[str] | None = None,
+        match_on: Iterable[Any] = (),
+        where: str = "",
+        loader: Callable[[], Sequence[Mapping[str, Any]]] | None = None,
+        faults: Iterable[Any] = (),
+    ) -> Iterator[HttpTape]:
+        """For the block: requests to hosts other than the model providers are recorded with
+        their response chunks (``mode="record"``), or replayed from ``loader()`` with nothing
+        sent; ``drop`` hosts get an empty 204 (``None``: the known telemetry hosts). Yields the
+        tape (its ``exchanges``, ``errors``...)."""
+        from agui_replay.providers._transport import (
+            DEFAULT_DROP_HOSTS,
+            HttpTape,
+            TapeRouter,
+            intercepting,
+        )
+
+        tape = HttpTape(
+            mode,
+            secrets=self._session.secrets,
+            ignore=ignore,
+            drop=DEFAULT_DROP_HOSTS if drop is None else drop,
+            match_on=match_on,
+            where=where,
+            loader=loader,
+            providers=self.host_table,
+            faults=faults,
+        )
+        try:
+            with intercepting(TapeRouter(tape)):
+                yield tape
+        finally:
+            tape.close()
 
     # Four near-copies: each returns its own library's transport type (httpx and httpx2 types
     # do not mix), so a shared helper would only trade them for casts.
     def transport(self) -> httpx2.BaseTransport:
         """An in-process ``httpx2`` transport: ``httpx2.Client(transport=...)``."""
-        from agui_replay.providers import Httpx2Transport
+        from agui_replay.providers._transport._httpx import Httpx2Transport
 
         self._session.start()
         return Httpx2Transport(self.handle)
 
     def async_transport(self) -> httpx2.AsyncBaseTransport:
         """An in-process async ``httpx2`` transport."""
-        from agui_replay.providers import Httpx2AsyncTransport
+        from agui_replay.providers._transport._httpx import Httpx2AsyncTransport
 
         self._session.start()
         return Httpx2AsyncTransport(self.ahandle)
 
     def httpx_transport(self) -> httpx.BaseTransport:
         """An in-process ``httpx`` transport."""
-        from agui_replay.providers import HttpxTransport
+        from agui_replay.providers._transport._httpx import HttpxTransport
 
         self._session.start()
         return HttpxTransport(self.handle)
 
     def httpx_async_transport(self) -> httpx.AsyncBaseTransport:
         """An in-process async ``httpx`` transport."""
-        from agui_replay.providers import HttpxAsyncTransport
+        from agui_replay.providers._transport._httpx import HttpxAsyncTransport
 
         self._session.start()
         return HttpxAsyncTransport(self.ahandle)
@@ -203,7 +298,7 @@ class SessionProvider:
     def _proxy_for(self, provider: str, origin: str | None) -> ProxyApp:
         """The recording proxy of ``provider``: to its upstream (``--agui-upstream NAME=URL``),
         else to the bare upstream's host, else to where the client sent it (the real host)."""
-        from agui_replay.providers.transport import (
+        from agui_replay.providers._transport import (
             BASE_PATHS,
             DEFAULT_PROVIDER,
             ENV_VARS,
@@ -212,7 +307,7 @@ class SessionProvider:
 
         with self._lock:
             assert self.recorder is not None
-            upstreams = self._session.upstreams()
+            upstreams = self.upstreams()
             client_path = BASE_PATHS.get(provider, "")
             target: str | None
             if provider == DEFAULT_PROVIDER:
@@ -249,7 +344,7 @@ class SessionProvider:
         """
         if not body:
             return body
-        from agui_replay.providers import parse_body
+        from agui_replay.providers._interaction import parse_body
 
         parsed = parse_body(body)
         scrubbed = scrub({"headers": dict(headers), "body": parsed}, secrets=self._session.secrets)
@@ -260,7 +355,8 @@ class SessionProvider:
         return json.dumps(scrubbed["body"], ensure_ascii=False).encode("utf-8")
 
     def _outside_run(self, method: str, path: str) -> Plan:
-        from agui_replay.providers import detect_api, error_plan
+        from agui_replay.providers._fake import detect_api
+        from agui_replay.providers._formats import error_plan
 
         return error_plan(
             detect_api(path),
@@ -280,7 +376,7 @@ class SessionProvider:
         faults: Sequence[Any] = (),
         first_request: int = 0,
     ) -> FakeProvider:
-        from agui_replay.providers import FakeProvider
+        from agui_replay.providers._fake import FakeProvider
 
         self.fake = FakeProvider.from_interactions(
             interactions,
@@ -296,7 +392,7 @@ class SessionProvider:
     def _record(self) -> int:
         """Start forwarding to the upstream; returns the index of the run's first interaction."""
         if self.recorder is None:
-            from agui_replay.providers import Recorder
+            from agui_replay.providers._recorder import Recorder
 
             self.recorder = Recorder(self._session.upstream_url(), secrets=self._session.secrets)
         _SHARED.attach(self)
@@ -341,7 +437,7 @@ class _SharedLoopback:
         self.attach(provider)
         with self._lock:
             if self._server is None:
-                from agui_replay.providers import LoopbackServer
+                from agui_replay.providers._transport._loopback import LoopbackServer
 
                 self._server = LoopbackServer(self.handle, base_path="")
             return self._server
@@ -384,7 +480,8 @@ class _SharedLoopback:
         provider = self.current()
         if provider is not None:
             return provider.handle(method, path, headers, body)
-        from agui_replay.providers import detect_api, error_plan
+        from agui_replay.providers._fake import detect_api
+        from agui_replay.providers._formats import error_plan
 
         _, path, _ = _route(None, path, headers, None)
         return error_plan(
@@ -417,7 +514,7 @@ def _route(
     """The provider, its path and the origin of a request; a request that came to the loopback
     server names them in its path (``/_agui/NAME/...``) and, when the routing rewrote it,
     in a header, which is taken out here (it is ours, not the agent's)."""
-    from agui_replay.providers.transport import DEFAULT_PROVIDER, ORIGIN_HEADER, split_route
+    from agui_replay.providers._transport import DEFAULT_PROVIDER, ORIGIN_HEADER, split_route
 
     if provider is not None:
         return provider, path, origin

@@ -22,6 +22,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from agui_replay.errors import ProviderError
+from agui_replay.providers._formats._wire import (
+    Plan,
+    StreamEncoder,
+    TurnContext,
+    _finish,
+    _usage,
+    dumps,
+    json_plan,
+)
 from agui_replay.providers._script import (
     Block,
     Delta,
@@ -32,15 +41,6 @@ from agui_replay.providers._script import (
     Usage,
     blocks,
     gemini_model,
-)
-from agui_replay.providers.formats._wire import (
-    Plan,
-    StreamEncoder,
-    TurnContext,
-    _finish,
-    _usage,
-    dumps,
-    json_plan,
 )
 
 __all__ = ["GEMINI", "gemini_error_plan", "gemini_generate", "gemini_model", "gemini_stream"]

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from agui_replay.providers.transport._urllib import Answer, plan_response
+from agui_replay.providers._transport._urllib import Answer, plan_response
 
 __all__ = ["patch_urlopen", "request_body"]
 

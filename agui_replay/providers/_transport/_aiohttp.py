@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
 
-from agui_replay.providers.formats._wire import Plan, StreamCut
-from agui_replay.providers.transport._loopback import _END, _HOP_BY_HOP, _http_chunk, listed_writes
+from agui_replay.providers._formats._wire import Plan, StreamCut
+from agui_replay.providers._transport._loopback import _END, _HOP_BY_HOP, _http_chunk, listed_writes
 
 __all__ = ["connection", "parse_request"]
 

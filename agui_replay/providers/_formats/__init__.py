@@ -9,23 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agui_replay.providers._script import Api, Delta, ScriptTurn, Usage
-from agui_replay.providers.formats._bedrock import (
+from agui_replay.providers._formats._bedrock import (
     BEDROCK,
     bedrock_converse,
     bedrock_error_plan,
     bedrock_stream,
 )
-from agui_replay.providers.formats._gemini import (
+from agui_replay.providers._formats._gemini import (
     GEMINI,
     gemini_error_plan,
     gemini_generate,
     gemini_stream,
 )
-from agui_replay.providers.formats._wire import Plan, StreamEncoder, TurnContext
-from agui_replay.providers.formats._wire import encode_turn as _encode_turn
-from agui_replay.providers.formats._wire import error_plan as _error_plan
-from agui_replay.providers.formats._wire import stream_encoder as _stream_encoder
+from agui_replay.providers._formats._wire import Plan, StreamEncoder, TurnContext
+from agui_replay.providers._formats._wire import encode_turn as _encode_turn
+from agui_replay.providers._formats._wire import error_plan as _error_plan
+from agui_replay.providers._formats._wire import stream_encoder as _stream_encoder
+from agui_replay.providers._script import Api, Delta, ScriptTurn, Usage
 
 __all__ = ["encode_turn", "error_plan", "stream_encoder"]
 

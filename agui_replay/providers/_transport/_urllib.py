@@ -20,9 +20,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agui_replay.errors import ProviderError
-from agui_replay.providers.formats._wire import Plan, StreamCut
-from agui_replay.providers.transport._aiohttp import _reason, parse_request
-from agui_replay.providers.transport._loopback import _END, _HOP_BY_HOP, _http_chunk
+from agui_replay.providers._formats._wire import Plan, StreamCut
+from agui_replay.providers._transport._aiohttp import _reason, parse_request
+from agui_replay.providers._transport._loopback import _END, _HOP_BY_HOP, _http_chunk
 
 __all__ = ["MemorySocket", "patch_connect", "patch_putrequest", "plan_frames", "plan_response"]
 

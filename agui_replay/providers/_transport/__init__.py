@@ -8,8 +8,8 @@
 * ``_routing``: for the span of a run, the patched transports of the HTTP libraries send every
   request for a known provider host (or the session's loopback server) to a :class:`Router`.
 
-The recording session (``agui_replay.recording``) uses the names below; users reach the
-transports and the server through ``agui_replay.providers``.
+Private to ``agui_replay.providers``: the session seam (``_session``), the fake and the recorder
+use the names below; users reach the loopback server through ``agui_replay.providers``.
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING
 from agui_replay._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from agui_replay.providers.transport._httpx import (
+    from agui_replay.providers._transport._httpx import (
         Httpx2AsyncTransport,
         Httpx2Transport,
         HttpxAsyncTransport,
         HttpxTransport,
     )
-    from agui_replay.providers.transport._loopback import App, AsyncApp, LoopbackServer
-    from agui_replay.providers.transport._routing import (
+    from agui_replay.providers._transport._loopback import App, AsyncApp, LoopbackServer
+    from agui_replay.providers._transport._routing import (
         BASE_PATHS,
         DEFAULT_PROVIDER,
         ENV_VARS,
@@ -41,19 +41,19 @@ if TYPE_CHECKING:
         split_route,
         upstream_map,
     )
-    from agui_replay.providers.transport._tape import DEFAULT_DROP_HOSTS, HttpTape, TapeRouter
+    from agui_replay.providers._transport._tape import DEFAULT_DROP_HOSTS, HttpTape, TapeRouter
 
-_ROUTING = "agui_replay.providers.transport._routing"
+_ROUTING = "agui_replay.providers._transport._routing"
 _HOMES = {
     **dict.fromkeys(
         ("Httpx2AsyncTransport", "Httpx2Transport", "HttpxAsyncTransport", "HttpxTransport"),
-        "agui_replay.providers.transport._httpx",
+        "agui_replay.providers._transport._httpx",
     ),
     **dict.fromkeys(
-        ("App", "AsyncApp", "LoopbackServer"), "agui_replay.providers.transport._loopback"
+        ("App", "AsyncApp", "LoopbackServer"), "agui_replay.providers._transport._loopback"
     ),
     **dict.fromkeys(
-        ("DEFAULT_DROP_HOSTS", "HttpTape", "TapeRouter"), "agui_replay.providers.transport._tape"
+        ("DEFAULT_DROP_HOSTS", "HttpTape", "TapeRouter"), "agui_replay.providers._transport._tape"
     ),
     **dict.fromkeys(
         (

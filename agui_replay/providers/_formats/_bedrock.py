@@ -26,6 +26,17 @@ from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from agui_replay._eventstream import EVENTSTREAM_CONTENT_TYPE, encode_event
+from agui_replay.providers._formats._wire import (
+    Plan,
+    StreamEncoder,
+    TurnContext,
+    _finish,
+    _parse_tool_input,
+    _Stream,
+    _usage,
+    dumps,
+    json_plan,
+)
 from agui_replay.providers._script import (
     Block,
     BlockWalker,
@@ -36,17 +47,6 @@ from agui_replay.providers._script import (
     Usage,
     bedrock_target,
     blocks,
-)
-from agui_replay.providers.formats._wire import (
-    Plan,
-    StreamEncoder,
-    TurnContext,
-    _finish,
-    _parse_tool_input,
-    _Stream,
-    _usage,
-    dumps,
-    json_plan,
 )
 
 __all__ = [

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from agui_replay.providers.formats._wire import Plan, StreamCut
+from agui_replay.providers._formats._wire import Plan, StreamCut
 
 __all__ = ["App", "AsyncApp", "LoopbackServer"]
 

@@ -36,8 +36,8 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from agui_replay.errors import ProviderError
+from agui_replay.providers._formats._wire import Plan
 from agui_replay.providers._recorder import PASSTHROUGH
-from agui_replay.providers.formats._wire import Plan
 
 __all__ = [
     "BASE_PATHS",
@@ -360,7 +360,7 @@ def _find_request(request: Any) -> tuple[Router, str | None, str] | None:
 
 def _patch_sync(lib: Any, cls: Any) -> Any:
     original = cls.handle_request
-    from agui_replay.providers.transport import _httpx as _transports
+    from agui_replay.providers._transport import _httpx as _transports
 
     transport_cls = (
         _transports.Httpx2Transport if lib.__name__ == "httpx2" else _transports.HttpxTransport
@@ -383,7 +383,7 @@ def _patch_sync(lib: Any, cls: Any) -> Any:
 
 def _patch_async(lib: Any, cls: Any) -> Any:
     original = cls.handle_async_request
-    from agui_replay.providers.transport import _httpx as _transports
+    from agui_replay.providers._transport import _httpx as _transports
 
     transport_cls = (
         _transports.Httpx2AsyncTransport
@@ -410,7 +410,7 @@ def _patch_aiohttp(original: Any) -> Any:
     """aiohttp's ``BaseConnector.connect`` handing a provider request an in-memory connection
     (:mod:`._aiohttp`) answered by the router: no socket, and none of the session's proxy
     settings apply. WebSocket upgrades, and every other host, get aiohttp's own connection."""
-    from agui_replay.providers.transport import _aiohttp
+    from agui_replay.providers._transport import _aiohttp
 
     async def connect(self: Any, req: Any, traces: Any, timeout: Any) -> Any:
         if _routers and "upgrade" not in {k.lower() for k in req.headers}:
@@ -446,7 +446,7 @@ def _install_sync_libraries() -> None:
     # (urllib.request)
     import http.client
 
-    from agui_replay.providers.transport import _urllib
+    from agui_replay.providers._transport import _urllib
 
     pool: Any
     try:
@@ -454,7 +454,7 @@ def _install_sync_libraries() -> None:
     except ImportError:
         pool = None
     if pool is not None:
-        from agui_replay.providers.transport import _urllib3
+        from agui_replay.providers._transport import _urllib3
 
         _saved.append((pool, "urlopen", pool.urlopen))
         pool.urlopen = _urllib3.patch_urlopen(pool, _sync_route)

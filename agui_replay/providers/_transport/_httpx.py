@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 import httpx
 import httpx2
 
-from agui_replay.providers.formats._wire import Plan, StreamCut, url_target
-from agui_replay.providers.transport._loopback import App, AsyncApp
+from agui_replay.providers._formats._wire import Plan, StreamCut, url_target
+from agui_replay.providers._transport._loopback import App, AsyncApp
 
 __all__ = [
     "AsyncApp",

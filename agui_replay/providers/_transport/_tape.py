@@ -55,6 +55,7 @@ from urllib.parse import parse_qsl, urlsplit
 from agui_replay._text import clip
 from agui_replay.errors import CassetteError, InvalidArgumentError, ReplayMismatchError
 from agui_replay.providers._fake import _read_timeout
+from agui_replay.providers._formats._wire import Plan, StreamCut
 from agui_replay.providers._interaction import (
     Chunk,
     RecordedResponse,
@@ -63,9 +64,8 @@ from agui_replay.providers._interaction import (
     parse_body,
 )
 from agui_replay.providers._recorder import _HOP, _UNSTORED, PASSTHROUGH, Scrubber
-from agui_replay.providers.formats._wire import Plan, StreamCut
-from agui_replay.providers.transport._loopback import OPEN_PORTS
-from agui_replay.providers.transport._routing import HostTable, Router
+from agui_replay.providers._transport._loopback import OPEN_PORTS
+from agui_replay.providers._transport._routing import HostTable, Router
 
 __all__ = ["DEFAULT_DROP_HOSTS", "HttpTape", "TapeRouter", "match_rules"]
 
