@@ -30,7 +30,7 @@ from agui_replay.cassette import (
 )
 from agui_replay.errors import AguiReplayError, CassetteError
 from agui_replay.events import WireEvent
-from agui_replay.normalize import Normalizer
+from agui_replay.normalize import Normalizer, Rule, as_rules
 from agui_replay.providers import SessionProvider
 from agui_replay.recording._clock import frozen_clock
 from agui_replay.recording._guard import NetworkGuard
