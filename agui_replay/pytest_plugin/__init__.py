@@ -42,7 +42,7 @@ RECORD_MODES = ("none", "once", "rewrite", "new")
 """The values of :class:`agui_replay.recording.RecordMode`, in its order."""
 
 DEFAULT_UPSTREAM = "https://api.openai.com/v1"
-"""Same as :data:`agui_replay.recording.DEFAULT_UPSTREAM`."""
+"""Same as the recording session's default upstream."""
 
 MARKER = "agui"
 MARKER_KWARGS = (

@@ -27,19 +27,16 @@ mode        cassette exists              cassette missing
             record the runs beyond them
 ==========  ===========================  ==================================================
 
-While a session only replays, a :class:`NetworkGuard` refuses every connection that is not to
-a loopback address (and every name lookup other than ``localhost``), so a replay can never
-reach a real provider by accident.
+While a session only replays, its network guard (``session.guard``) refuses every connection
+that is not to a loopback address (and every name lookup other than ``localhost``), so a replay
+can never reach a real provider by accident.
 """
 
 from __future__ import annotations
 
 from agui_replay._lazy import claim
-from agui_replay.recording._guard import NetworkGuard
 from agui_replay.recording._modes import (
-    DEFAULT_FROZEN_TIME,
     DEFAULT_SECRET_ENV,
-    DEFAULT_UPSTREAM,
     MissingCassetteError,
     NetworkBlockedError,
     RecordMode,
@@ -50,27 +47,19 @@ from agui_replay.recording._modes import (
     secrets_from_env,
 )
 from agui_replay.recording._session import CassetteSession, RunRecord
-from agui_replay.recording._targets import TargetKind, arun_target, run_target, target_kind
 
 __all__ = [
-    "DEFAULT_FROZEN_TIME",
     "DEFAULT_SECRET_ENV",
-    "DEFAULT_UPSTREAM",
     "CassetteSession",
     "MissingCassetteError",
     "NetworkBlockedError",
-    "NetworkGuard",
     "RecordMode",
     "RecordModeError",
     "ReplayMismatchError",
     "RunRecord",
     "TargetError",
-    "TargetKind",
     "UpstreamError",
-    "arun_target",
-    "run_target",
     "secrets_from_env",
-    "target_kind",
 ]
 
 claim(__name__, [globals()[name] for name in __all__ if name in globals()])

@@ -123,7 +123,7 @@ def test_loading_the_pytest_plugin_imports_no_engine() -> None:
 def test_the_plugin_constants_equal_the_engine() -> None:
     # Copied into the plugin so registering its options imports no engine.
     assert tuple(mode.value for mode in recording.RecordMode) == pytest_plugin.RECORD_MODES
-    assert pytest_plugin.DEFAULT_UPSTREAM == recording.DEFAULT_UPSTREAM
+    assert pytest_plugin.DEFAULT_UPSTREAM == recording._modes.DEFAULT_UPSTREAM
 
 
 def test_providers_names_all_resolve_lazily() -> None:

@@ -16,13 +16,13 @@ from agui_replay.recording import (
     CassetteSession,
     MissingCassetteError,
     NetworkBlockedError,
-    NetworkGuard,
     RecordMode,
     RecordModeError,
     ReplayMismatchError,
     TargetError,
-    target_kind,
 )
+from agui_replay.recording._guard import NetworkGuard
+from agui_replay.recording._targets import target_kind
 from agui_replay.server import agui_app
 from agui_replay.server.testing import serve
 

@@ -25,7 +25,7 @@ import httpx2._transports.default as httpx2_default
 import openai  # noqa: F401  (imported here: pytester drops modules first imported inside)
 import pytest
 
-from agui_replay.recording import NetworkGuard
+from agui_replay.recording._guard import NetworkGuard
 from agui_replay.recording._tls import sharing_default_tls
 
 CLIENTS: list[Callable[..., Any]] = [httpx2.Client, httpx2.AsyncClient, httpx.Client]

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from agui_replay.recording import NetworkGuard
+from agui_replay.recording._guard import NetworkGuard
 
 LEAKS: list[str] = []
 
