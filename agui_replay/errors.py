@@ -8,7 +8,6 @@ defined here, and ``agui_replay.errors`` is the path to document and import.
 
     AguiReplayError
     ├── InvalidArgumentError        a function called with an argument it cannot use
-    │   └── InvalidModeError            a verifier mode other than "client" or "strict"
     ├── JSONLimitError              text that is not JSON, or JSON beyond a size or depth limit
     ├── EventDecodeError            an event that does not parse (unknown type, wrong field)
     │   └── SchemaViolation             ... whose fields break the AG-UI schema (also below)
@@ -67,7 +66,6 @@ __all__ = [
     "HandleClosedError",
     "InputFileError",
     "InvalidArgumentError",
-    "InvalidModeError",
     "JSONLimitError",
     "MissingCassetteError",
     "NetworkBlockedError",
@@ -286,10 +284,6 @@ class JSONLimitError(AguiReplayError, ValueError):
             self.colno = pos - text.rfind("\n", 0, pos)
             where = f": line {self.lineno} column {self.colno} (char {pos})"
         super().__init__(msg + where)
-
-
-class InvalidModeError(InvalidArgumentError):
-    """A verifier mode other than ``"client"`` or ``"strict"``."""
 
 
 class SchemaViolation(ProtocolViolation, EventDecodeError):

@@ -33,7 +33,7 @@ from agui_replay._text import short_repr
 from agui_replay._verifymode import Mode
 from agui_replay.errors import (
     EventDecodeError,
-    InvalidModeError,
+    InvalidArgumentError,
     ProtocolViolation,
 )
 from agui_replay.events import EVENT_TYPES, EventLike, WireEvent, require_stream
@@ -113,7 +113,7 @@ class Verifier:
 
     def __init__(self, mode: Mode = "strict", *, assume_running: bool = False) -> None:
         if mode not in ("client", "strict"):
-            raise InvalidModeError(
+            raise InvalidArgumentError(
                 f'unknown verifier mode {short_repr(mode)}: use "client" or "strict"'
             )
         self.mode: Mode = mode
