@@ -45,16 +45,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
+from agui_replay._normalizing import Rule, TimestampMode, as_rules
 from agui_replay.assertions import explain_stream_diff
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.events import to_wire
-from agui_replay.normalize import (
-    NormalizedStream,
-    Normalizer,
-    Rule,
-    TimestampMode,
-    as_rules,
-)
+from agui_replay.normalize import NormalizedStream, Normalizer
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion

@@ -72,17 +72,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, TypeAlias
 
 from agui_replay._eventtypes import TEXT_DELTA_TYPES
 from agui_replay._idshapes import looks_random, replace_ids
+from agui_replay._normalizing import ID_KINDS, Rule, TimestampMode, as_rules
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.events import EventLike, WireEvent, to_wire
 from agui_replay.normalize._rules import (
     Replace,
-    Rule,
     apply_rules,
-    as_rules,
     blank,
     ignore,
     map_strings,
@@ -90,11 +89,8 @@ from agui_replay.normalize._rules import (
 )
 
 __all__ = [
-    "ID_KINDS",
     "NormalizedStream",
     "Normalizer",
-    "Rule",
-    "TimestampMode",
     "blank",
     "copy_json",
     "ignore",
@@ -102,11 +98,6 @@ __all__ = [
     "normalize_stream",
     "replace",
 ]
-
-ID_KINDS: tuple[str, ...] = ("msg", "call", "interrupt", "subagent")
-"""The id namespaces, each with its own counter per run."""
-
-TimestampMode: TypeAlias = Literal["remove", "freeze", "keep"]
 
 _DEFAULT_RUN = "run"  # what the emitter uses for an empty run id
 

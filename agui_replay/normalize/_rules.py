@@ -26,24 +26,20 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any
 
+from agui_replay._normalizing import Rule
 from agui_replay.errors import InvalidArgumentError
 
 __all__ = [
     "Blank",
     "Ignore",
     "Replace",
-    "Rule",
     "apply_rules",
-    "as_rules",
     "blank",
     "ignore",
     "replace",
 ]
-
-Rule: TypeAlias = Callable[[dict[str, Any]], dict[str, Any]]
-"""A user normalizer: an event (wire dict) in, the event to store and compare out."""
 
 
 @dataclass(frozen=True)
@@ -197,27 +193,6 @@ def ignore(glob: str) -> Ignore:
 def blank(glob: str, placeholder: Any = "<blank>") -> Blank:
     """A rule replacing what the JSON-pointer glob ``glob`` names by ``placeholder``."""
     return Blank(glob, _parse_glob(glob, "blank"), placeholder)
-
-
-def as_rules(rules: Iterable[Any] | None, *, source: str = "normalize") -> tuple[Rule, ...]:
-    """Check a list of rules; a wrong item fails naming its position and what a rule is."""
-    if rules is None:
-        return ()
-    if isinstance(rules, (str, bytes)) or not isinstance(rules, Iterable):
-        raise InvalidArgumentError(
-            f"{source}: expected a list of rules (replace(...), ignore(...), blank(...) or "
-            f"callables event -> event), not {type(rules).__name__}"
-        )
-    checked: list[Rule] = []
-    for index, rule in enumerate(rules):
-        if not callable(rule):
-            raise InvalidArgumentError(
-                f"{source}[{index}]: {rule!r} is not a rule; use "
-                "agui_replay.normalize.replace(regex, placeholder), ignore(glob), blank(glob) "
-                "or a callable taking an event dict and returning one"
-            )
-        checked.append(rule)
-    return tuple(checked)
 
 
 def apply_rules(rules: Iterable[Rule], event: dict[str, Any], index: int) -> dict[str, Any]:

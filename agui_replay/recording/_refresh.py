@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from agui_replay._files import atomic_write_text
+from agui_replay._normalizing import ID_KINDS
 from agui_replay._pending import PENDING_SUFFIX, pending_path
 from agui_replay.cassette import Cassette
-from agui_replay.normalize import ID_KINDS
 
 __all__ = [
     "PENDING_SUFFIX",

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from agui_replay._hints import UNNAMED_RECORD_COMMAND
+from agui_replay._normalizing import Rule, as_rules
 from agui_replay._secrets import MIN_SECRET_LENGTH
 from agui_replay._text import clip
 from agui_replay.assertions import explain_stream_diff, json_diff
@@ -30,7 +31,7 @@ from agui_replay.cassette import (
 )
 from agui_replay.errors import AguiReplayError, CassetteError
 from agui_replay.events import WireEvent
-from agui_replay.normalize import Normalizer, Rule, as_rules
+from agui_replay.normalize import Normalizer
 from agui_replay.providers import SessionProvider
 from agui_replay.recording._clock import frozen_clock
 from agui_replay.recording._guard import NetworkGuard
