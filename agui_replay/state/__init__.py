@@ -35,14 +35,13 @@ from agui_replay._lazy import claim
 
 from ._codec import StateEncodeError, decode_state, encode_state
 from ._manager import StateManager
-from ._variants import Delta, Snapshot, StatePublish, Unchanged
+from ._variants import Delta, Snapshot, Unchanged
 
 __all__ = [
     "Delta",
     "Snapshot",
     "StateEncodeError",
     "StateManager",
-    "StatePublish",
     "Unchanged",
     "decode_state",
     "encode_state",
