@@ -17,7 +17,7 @@ raises :class:`AssertionError` whose message names the event index, the type and
 ...                             "TEXT_MESSAGE_END", "RUN_FINISHED"])
 
 Seam for the pytest plugin: :func:`explain_stream_diff` is what a ``pytest_assertrepr_compare``
-hook returns for ``==`` between two event streams (check with :func:`is_event_stream`).
+hook returns for ``==`` between two event streams.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
+from agui_replay._jsondiff import MISSING, json_diff
 from agui_replay._limits import loads_json
 from agui_replay._verifymode import Mode
 from agui_replay.client import Session
@@ -43,12 +44,9 @@ __all__ = [
     "assert_tool_calls",
     "assert_valid_stream",
     "event_types",
-    "events_from_file",
     "explain_stream_diff",
     "final_messages",
     "final_state",
-    "is_event_stream",
-    "json_diff",
     "message_text",
     "tool_calls",
 ]
@@ -56,43 +54,11 @@ __all__ = [
 _MAX_SHOWN = 160  # characters of one value or event shown in a failure message
 
 
-# --- JSON-strict comparison ---------------------------------------------------------------
-
-
-_MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
-
-
-def json_diff(a: Any, b: Any, *, limit: int = 5, path: str = "") -> list[tuple[str, Any, Any]]:
-    """The first ``limit`` differences between two JSON values as ``(pointer, a, b)``.
-
-    >>> json_diff({"n": 1, "s": "x"}, {"n": 1.0, "s": "x"})
-    [('/n', 1, 1.0)]
-    """
-    out: list[tuple[str, Any, Any]] = []
-    _diff(a, b, path, out, limit)
-    return out
-
-
-def _diff(a: Any, b: Any, path: str, out: list[tuple[str, Any, Any]], limit: int) -> None:
-    if len(out) >= limit:
-        return
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        for key in list(a) + [k for k in b if k not in a]:
-            step = f"{path}/{str(key).replace('~', '~0').replace('/', '~1')}"
-            _diff(a.get(key, _MISSING), b.get(key, _MISSING), step, out, limit)
-        return
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        for i in range(max(len(a), len(b))):
-            x = a[i] if i < len(a) else _MISSING
-            y = b[i] if i < len(b) else _MISSING
-            _diff(x, y, f"{path}/{i}", out, limit)
-        return
-    if a is _MISSING or b is _MISSING or not json_equal(a, b):
-        out.append((path, a, b))
+# --- values in messages -------------------------------------------------------------------
 
 
 def _show(value: Any) -> str:
-    if value is _MISSING:
+    if value is MISSING:
         return "<missing>"
     try:
         text = json.dumps(value, ensure_ascii=False)
@@ -228,7 +194,7 @@ def assert_messages(
             continue
         got = messages[i]
         label = f"message #{i} ({got.get('role')} {got.get('id')!r})"
-        compared = got if exact else {k: got.get(k, _MISSING) for k in want}
+        compared = got if exact else {k: got.get(k, MISSING) for k in want}
         for pointer, g, w in json_diff(compared, dict(want)):
             problems.append(f"{label} at {pointer}: got {_show(g)}, expected {_show(w)}")
     for i in range(len(expected), len(messages)):
@@ -311,15 +277,6 @@ def _violation_text(
 
 
 # --- stream diffs -------------------------------------------------------------------------
-
-
-def is_event_stream(value: Any) -> bool:
-    """True for a list/tuple of event dicts (what :func:`explain_stream_diff` explains)."""
-    return (
-        isinstance(value, (list, tuple))
-        and bool(value)
-        and all(isinstance(e, Mapping) and isinstance(e.get("type"), str) for e in value)
-    )
 
 
 def _one_line(event: Any) -> str:
@@ -437,7 +394,7 @@ _ARGS_MODES = ("exact", "subset", "ignore")
 _COLUMN = 64  # characters of one call shown in a column of a trajectory failure
 
 
-def events_from_file(path: str | os.PathLike[str]) -> list[list[WireEvent]]:
+def _events_from_file(path: str | os.PathLike[str]) -> list[list[WireEvent]]:
     """The events of a stored stream, one list per run: a cassette (``.json``), a snapshot
     file (``.agui.jsonl``, JSON lines) or an SSE capture. Raises
     :class:`~agui_replay.errors.InputFileError` or :class:`~agui_replay.errors.CassetteError`
@@ -451,7 +408,7 @@ def _runs_of(events: Any) -> list[list[Any]]:
     """The runs' events in any accepted shape: a path, one run's events, a list of runs, a
     snapshot file's lines, or objects with ``.events`` (``agui.runs``)."""
     if isinstance(events, (str, os.PathLike)):
-        return events_from_file(events)
+        return _events_from_file(events)
     if isinstance(events, (bytes, bytearray)) or not isinstance(events, Iterable):
         raise InvalidArgumentError(
             f"tool_calls takes events (a list of wire dicts or ag_ui.core events), a list of "

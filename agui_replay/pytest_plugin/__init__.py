@@ -970,24 +970,21 @@ def pytest_assertrepr_compare(
     config: pytest.Config, op: str, left: object, right: object
 ) -> list[str] | None:
     """``assert events == expected`` on two event streams: one event per line, first change."""
-    # Every failing `==` in the session comes here: a cheap look at the first items before
-    # importing the assertions module (and ag_ui.core with it).
-    if op != "==" or not (_looks_like_events(left) and _looks_like_events(right)):
+    # Every failing `==` in the session comes here: a look at the items before importing the
+    # assertions module (and ag_ui.core with it).
+    if op != "==" or not (_is_event_stream(left) and _is_event_stream(right)):
         return None
-    from agui_replay.assertions import explain_stream_diff, is_event_stream
+    from agui_replay.assertions import explain_stream_diff
 
-    if not (is_event_stream(left) and is_event_stream(right)):
-        return None
     lines = explain_stream_diff(left, right)  # type: ignore[arg-type]
     return lines or None
 
 
-def _looks_like_events(value: object) -> bool:
+def _is_event_stream(value: object) -> bool:
+    """A non-empty list or tuple of event dicts (each a mapping with a string ``type``)."""
     if not isinstance(value, (list, tuple)) or not value:
         return False
-    first = value[0]
-    # A necessary condition of assertions.is_event_stream, which checks every item.
-    return isinstance(first, Mapping) and isinstance(first.get("type"), str)
+    return all(isinstance(e, Mapping) and isinstance(e.get("type"), str) for e in value)
 
 
 # --- session hooks ------------------------------------------------------------------------------

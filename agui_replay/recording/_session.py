@@ -18,10 +18,11 @@ from urllib.parse import urlsplit
 import orjson
 
 from agui_replay._hints import UNNAMED_RECORD_COMMAND
+from agui_replay._jsondiff import json_diff
 from agui_replay._normalizing import Rule, as_rules
 from agui_replay._secrets import MIN_SECRET_LENGTH
 from agui_replay._text import clip
-from agui_replay.assertions import explain_stream_diff, json_diff
+from agui_replay.assertions import explain_stream_diff
 from agui_replay.cassette import (
     Cassette,
     CassetteRun,

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agui_replay._jsondiff import json_diff
 from agui_replay.assertions import (
     assert_event_types,
     assert_final_state,
@@ -17,8 +18,6 @@ from agui_replay.assertions import (
     event_types,
     explain_stream_diff,
     final_messages,
-    is_event_stream,
-    json_diff,
     json_equal,
     message_text,
 )
@@ -278,11 +277,15 @@ def test_number_types_count_as_changes() -> None:
     assert "0 (int) != right 0.0 (float)" in lines[1]
 
 
-def test_is_event_stream() -> None:
-    assert is_event_stream(_stream())
-    assert not is_event_stream([])
-    assert not is_event_stream([{"no": "type"}])
-    assert not is_event_stream("RUN_STARTED")
+def test_pytest_explains_an_inequality_of_event_streams_only() -> None:
+    from agui_replay.pytest_plugin import pytest_assertrepr_compare as explain
+
+    right = copy.deepcopy(_stream())
+    right[1]["snapshot"]["count"] = 1
+    assert explain(None, "==", _stream(), right)[0].startswith("event streams differ at event #1")
+    for other in ([], [{"no": "type"}], "RUN_STARTED", [*_stream(), {"no": "type"}]):
+        assert explain(None, "==", _stream(), other) is None
+        assert explain(None, "==", other, _stream()) is None
 
 
 _JSON = st.recursive(

@@ -22,7 +22,8 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
-from agui_replay.assertions import assert_tool_calls, events_from_file, tool_calls
+from agui_replay.assertions import assert_tool_calls, tool_calls
+from agui_replay.cassette import load_recording
 from agui_replay.errors import InvalidArgumentError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,7 +63,7 @@ def test_tool_calls_agree_with_a_hand_count(path: Path) -> None:
     calls = tool_calls(path)
     assert [(c["id"], c["name"]) for c in calls] == _hand_count(path)
     # the other ways in give the same calls: the file's runs, and (for JSON lines) its lines
-    assert tool_calls(events_from_file(path)) == calls
+    assert tool_calls([list(run.events) for run in load_recording(path).runs]) == calls
     assert tool_calls(str(path)) == calls
     if path.name.endswith(".jsonl"):
         lines = path.read_text(encoding="utf-8").splitlines()
