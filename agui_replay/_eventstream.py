@@ -31,10 +31,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agui_replay.errors import EventStreamError
+from agui_replay.errors import AguiReplayError
 
 __all__ = [
     "EVENTSTREAM_CONTENT_TYPE",
+    "EventStreamError",
     "Frame",
     "decode_frame",
     "decode_frames",
@@ -43,6 +44,17 @@ __all__ = [
 ]
 
 EVENTSTREAM_CONTENT_TYPE = "application/vnd.amazon.eventstream"
+
+
+class EventStreamError(AguiReplayError, ValueError):
+    """Bytes that are not a whole, intact event stream message (short, bad length or CRC).
+
+    Internal, so not in :mod:`agui_replay.errors`: :func:`decode_frames` stops at such bytes
+    and returns the offset where decoding stopped, and its callers decide what the rest means.
+    """
+
+    code = "PROTOCOL"
+
 
 _PRELUDE = 12  # total length, headers length, prelude CRC
 _MIN_FRAME = _PRELUDE + 4

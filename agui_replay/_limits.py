@@ -23,7 +23,30 @@ from typing import Any
 
 import orjson
 
-from agui_replay.errors import JSONLimitError
+from agui_replay.errors import AguiReplayError
+
+
+class JSONLimitError(AguiReplayError, ValueError):
+    """Text that is not JSON, or JSON beyond a limit; ``pos`` / ``lineno`` / ``colno`` say where
+    (1-based line and column; ``None`` when unknown). ``msg`` is the reason alone.
+
+    Internal, so not in :mod:`agui_replay.errors`: each reader of JSON text catches it and
+    raises its own error, naming the file, line, frame or event (``CassetteError``,
+    ``InputFileError``, ``SSEDecodeError``, ``EventDecodeError``...).
+    """
+
+    def __init__(self, msg: str, text: str | None = None, pos: int | None = None) -> None:
+        self.msg = msg
+        self.pos = pos
+        self.lineno: int | None = None
+        self.colno: int | None = None
+        where = ""
+        if text is not None and pos is not None:
+            self.lineno = text.count("\n", 0, pos) + 1
+            self.colno = pos - text.rfind("\n", 0, pos)
+            where = f": line {self.lineno} column {self.colno} (char {pos})"
+        super().__init__(msg + where)
+
 
 MAX_JSON_DEPTH = 200
 """The deepest nesting of arrays/objects in a JSON document read from text (``[]`` is 1).

@@ -8,11 +8,9 @@ defined here, and ``agui_replay.errors`` is the path to document and import.
 
     AguiReplayError
     ├── InvalidArgumentError        a function called with an argument it cannot use
-    ├── JSONLimitError              text that is not JSON, or JSON beyond a size or depth limit
     ├── EventDecodeError            an event that does not parse (unknown type, wrong field)
     │   └── SchemaViolation             ... whose fields break the AG-UI schema (also below)
     ├── SSEDecodeError              an SSE frame that is not JSON, or too large
-    ├── EventStreamError            bytes that are not an intact AWS event stream message
     ├── ProtocolViolation           an event that breaks an ordering rule (the verifier)
     │   └── SchemaViolation
     ├── PatchError                  a JSON Patch that cannot be applied, or a document too deep
@@ -62,11 +60,9 @@ __all__ = [
     "CassetteError",
     "EventDecodeError",
     "EventPatchError",
-    "EventStreamError",
     "HandleClosedError",
     "InputFileError",
     "InvalidArgumentError",
-    "JSONLimitError",
     "MissingCassetteError",
     "NetworkBlockedError",
     "PatchError",
@@ -143,16 +139,6 @@ class SSEDecodeError(AguiReplayError, ValueError):
         super().__init__(f"SSE frame at byte {offset}: {message}")
         self.offset = offset
         self.frame = frame
-
-
-class EventStreamError(AguiReplayError, ValueError):
-    """Bytes that are not a whole, intact AWS event stream message (short, bad length or CRC).
-
-    Bedrock's ConverseStream frames its events this way; a recorded binary chunk that does not
-    decode is refused with this error instead of being scrubbed or replayed half-read.
-    """
-
-    code = "PROTOCOL"
 
 
 class ProtocolViolation(AguiReplayError):
@@ -267,23 +253,6 @@ class CassetteError(AguiReplayError):
         super().__init__(where + message)
         self.path = path
         self.line = line
-
-
-class JSONLimitError(AguiReplayError, ValueError):
-    """Text that is not JSON, or JSON beyond a limit; ``pos`` / ``lineno`` / ``colno`` say where
-    (1-based line and column; ``None`` when unknown). ``msg`` is the reason alone."""
-
-    def __init__(self, msg: str, text: str | None = None, pos: int | None = None) -> None:
-        self.msg = msg
-        self.pos = pos
-        self.lineno: int | None = None
-        self.colno: int | None = None
-        where = ""
-        if text is not None and pos is not None:
-            self.lineno = text.count("\n", 0, pos) + 1
-            self.colno = pos - text.rfind("\n", 0, pos)
-            where = f": line {self.lineno} column {self.colno} (char {pos})"
-        super().__init__(msg + where)
 
 
 class SchemaViolation(ProtocolViolation, EventDecodeError):

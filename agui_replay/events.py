@@ -18,8 +18,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from agui_replay._compat import LEGACY_PROTOCOL, LIBRARY_EVENT_TYPES, WireEventModel, dump
 from agui_replay._eventtypes import EVENT_TYPES
-from agui_replay._limits import loads_json
-from agui_replay.errors import EventDecodeError, InvalidArgumentError, JSONLimitError
+from agui_replay._limits import JSONLimitError, loads_json
+from agui_replay.errors import EventDecodeError, InvalidArgumentError
 
 __all__ = [
     "EVENT_TYPES",

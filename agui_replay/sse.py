@@ -19,9 +19,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from agui_replay._compat import LEGACY_PROTOCOL, WireEventModel, dump
-from agui_replay._limits import MAX_SSE_FRAME_BYTES, MAX_SSE_RETRY_DIGITS, loads_json
+from agui_replay._limits import (
+    MAX_SSE_FRAME_BYTES,
+    MAX_SSE_RETRY_DIGITS,
+    JSONLimitError,
+    loads_json,
+)
 from agui_replay._text import short_repr
-from agui_replay.errors import InvalidArgumentError, JSONLimitError, SSEDecodeError
+from agui_replay.errors import InvalidArgumentError, SSEDecodeError
 from agui_replay.events import EventLike, WireEvent, parse_event
 
 __all__ = [

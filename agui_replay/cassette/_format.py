@@ -40,10 +40,10 @@ from pydantic import TypeAdapter, ValidationError
 from agui_replay._compat import input_model
 from agui_replay._files import atomic_write_text
 from agui_replay._hints import RECORD_HINT, UNNAMED_RECORD_COMMAND
-from agui_replay._limits import loads_json, non_finite_at
+from agui_replay._limits import JSONLimitError, loads_json, non_finite_at
 from agui_replay._text import json_type, short_repr
 from agui_replay.cassette._lines import document_line
-from agui_replay.errors import CassetteError, EventDecodeError, InvalidArgumentError, JSONLimitError
+from agui_replay.errors import CassetteError, EventDecodeError, InvalidArgumentError
 from agui_replay.events import EVENT_TYPES, parse_event
 from agui_replay.scrub import DEFAULT_SECRET_HEADERS, scrub
 

@@ -26,14 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agui_replay._limits import loads_json
+from agui_replay._limits import JSONLimitError, loads_json
 from agui_replay._text import short_repr
 from agui_replay._verifymode import Mode
 from agui_replay.client import Session
 from agui_replay.errors import (
     EventDecodeError,
     InputFileError,
-    JSONLimitError,
     ProtocolViolation,
 )
 from agui_replay.events import WireEvent, parse_event

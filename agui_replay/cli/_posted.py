@@ -12,9 +12,8 @@ import socket
 import threading
 from typing import Any, NamedTuple
 
-from agui_replay._limits import loads_json
+from agui_replay._limits import JSONLimitError, loads_json
 from agui_replay.cli._common import _UsageError
-from agui_replay.errors import JSONLimitError
 
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
