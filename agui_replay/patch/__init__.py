@@ -27,19 +27,15 @@ from __future__ import annotations
 
 from agui_replay._lazy import claim
 
-from .._jsonvalues import MAX_DEPTH, JSONValue, Operation
+from .._jsonvalues import MAX_DEPTH
 from ._apply import apply_patch, apply_patch_in_place
 from ._diff import diff, diff_exceeds, diff_in_place
-from ._json import canonical_json, compact_json, json_equal
+from ._json import json_equal
 
 __all__ = [
     "MAX_DEPTH",
-    "JSONValue",
-    "Operation",
     "apply_patch",
     "apply_patch_in_place",
-    "canonical_json",
-    "compact_json",
     "diff",
     "diff_exceeds",
     "diff_in_place",

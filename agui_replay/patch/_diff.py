@@ -674,7 +674,7 @@ def diff_in_place(
     gives them): it is not validated. ``new`` is validated where it differs from ``doc``; a value
     that is not JSON raises :class:`~agui_replay.errors.PatchError` naming ``what`` and the
     place, and leaves ``doc`` as it was. ``new_json``, when given, must be the compact JSON of
-    ``new`` (:func:`compact_json`), which spares encoding it again.
+    ``new`` (key order kept, as ``orjson.dumps`` writes it), which spares encoding it again.
 
     ``limit``: the walk stops as soon as the patch's compact JSON is sure to take at least
     ``limit`` bytes, and then ``None`` is returned and ``doc`` is untouched. This is how a

@@ -13,14 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agui_replay.errors import AguiReplayError, PatchError
-from agui_replay.patch import (
-    MAX_DEPTH,
-    apply_patch,
-    canonical_json,
-    compact_json,
-    diff,
-    json_equal,
-)
+from agui_replay.patch import MAX_DEPTH, apply_patch, diff, json_equal
+from agui_replay.patch._json import canonical_json, compact_json
 
 # --------------------------------------------------------------------------- conformance suite
 

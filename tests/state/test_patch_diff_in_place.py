@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agui_replay.patch import apply_patch, compact_json, diff, diff_in_place
+from agui_replay.patch import apply_patch, diff, diff_in_place
+from agui_replay.patch._json import compact_json
 from agui_replay.state import Delta, StateManager
 
 PAD = "p" * 400  # a long member, so that small patches are shorter than the document

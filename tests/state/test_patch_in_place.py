@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from agui_replay.client import Session
 from agui_replay.errors import PatchError
-from agui_replay.patch import apply_patch, apply_patch_in_place, compact_json, json_equal
+from agui_replay.patch import apply_patch, apply_patch_in_place, json_equal
+from agui_replay.patch._json import compact_json
 
 SUITE = Path(__file__).resolve().parents[3] / "shared/conformance/json-patch-tests"
 

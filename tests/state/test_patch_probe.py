@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agui_replay.patch._diff as walk
-from agui_replay.patch import compact_json, diff, diff_exceeds
+from agui_replay.patch import diff, diff_exceeds
+from agui_replay.patch._json import compact_json
 from agui_replay.state import Snapshot, StateManager
 from tests.support.state_rule import check
 

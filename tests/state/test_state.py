@@ -16,16 +16,16 @@ from typing_extensions import TypedDict  # pydantic needs this one before Python
 
 from agui_replay.errors import AguiReplayError, PatchError, StateDecodeError
 from agui_replay.events import to_wire
-from agui_replay.patch import MAX_DEPTH, apply_patch, compact_json, diff, json_equal
+from agui_replay.patch import MAX_DEPTH, apply_patch, diff, json_equal
 from agui_replay.state import (
     Delta,
     Snapshot,
-    StateEncodeError,
     StateManager,
     Unchanged,
     decode_state,
     encode_state,
 )
+from tests.support.state_rule import compact_json
 
 # A smaller copy of test_patch's generators (test modules are not importable from each other).
 KEYS = st.sampled_from(["", "~", "/", "~1", "0", "é", "a"]) | st.text(max_size=3)
@@ -490,7 +490,7 @@ def test_encode_state() -> None:
     assert encode_state(plain) is plain
     assert encode_state(Board(tasks=["t"])) == {"tasks": ["t"]}
     assert encode_state(Doc(Label="y")) == {"step": 0, "notes": [], "Label": "y"}
-    with pytest.raises(StateEncodeError) as info:
+    with pytest.raises(StateDecodeError) as info:
         encode_state(object())
     assert info.value.code == "SERIALIZATION"
     assert isinstance(info.value, AguiReplayError)

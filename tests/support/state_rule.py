@@ -8,8 +8,14 @@ from typing import Any
 
 import orjson
 
-from agui_replay.patch import apply_patch, compact_json, diff
+from agui_replay._jsonvalues import dumps
+from agui_replay.patch import apply_patch, diff
 from agui_replay.state import Delta, Snapshot, StateManager, Unchanged
+
+
+def compact_json(value: Any) -> bytes:
+    """The compact JSON a STATE_* event carries, key order kept (the manager's own encoder)."""
+    return dumps(value, sort=False)
 
 
 def strict(value: Any) -> bytes:
