@@ -17,7 +17,7 @@ normalized them, the ids the cassette stores.
 A failing comparison starts with a line naming the first differing event and field, followed by
 syrupy's usual line diff.
 
-Variants (each a subclass; :func:`agui_extension` builds any combination):
+Variants (each a subclass; :func:`use_agui_extension` takes any combination of options):
 
 * :class:`AGUISnapshotExtension` -- every event, normalized;
 * :class:`AGUIFoldedSnapshotExtension` -- the deltas of one message / tool call / reasoning
@@ -64,9 +64,6 @@ if TYPE_CHECKING:
 __all__ = [
     "AGUIFoldedSnapshotExtension",
     "AGUISnapshotExtension",
-    "agui_extension",
-    "fold_deltas",
-    "serialize_events",
     "use_agui_extension",
     "volatile",
 ]
@@ -87,7 +84,7 @@ _CHUNK_ID: dict[str, str] = {
 _CLOSERS: dict[str, str] = {closer: field for field, closer in _CONTENT.values()}
 
 
-def fold_deltas(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def _fold_deltas(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Fold each message's (tool call's, reasoning message's) deltas into its first content event.
 
     Content events of one id, up to that id's END, become one event at the position of the
@@ -225,7 +222,7 @@ def _walk(
     return repr(value)  # a matcher's placeholder object, say: shown, never crashes
 
 
-def serialize_events(
+def _serialize_events(
     events: Sequence[dict[str, Any]],
     *,
     exclude: PropertyFilter | None = None,
@@ -249,7 +246,7 @@ class AGUISnapshotExtension(SingleFileSnapshotExtension):
     normalize: ClassVar[bool] = True
     """Rename random ids and drop timestamps before storing (see :mod:`agui_replay.normalize`)."""
     fold: ClassVar[bool] = False
-    """Fold deltas per message (see :func:`fold_deltas`)."""
+    """Fold deltas per message (see :func:`_fold_deltas`)."""
     run_id: ClassVar[str | None] = None
     timestamps: ClassVar[TimestampMode] = "remove"
     rules: ClassVar[tuple[Rule, ...]] = ()
@@ -270,7 +267,7 @@ class AGUISnapshotExtension(SingleFileSnapshotExtension):
     ) -> SerializedData:
         runs = _as_runs(data)
         if runs is None:
-            return serialize_events(
+            return _serialize_events(
                 self._prepare(data, self._normalizer()),
                 exclude=exclude,
                 include=include,
@@ -282,7 +279,7 @@ class AGUISnapshotExtension(SingleFileSnapshotExtension):
         parts = []
         for index, run in enumerate(runs):
             events = self._prepare(run, normalizer)
-            body = serialize_events(events, exclude=exclude, include=include, matcher=matcher)
+            body = _serialize_events(events, exclude=exclude, include=include, matcher=matcher)
             parts.append(RUN_MARKER.format(index=index) + "\n" + body)
         return "".join(parts)
 
@@ -305,7 +302,7 @@ class AGUISnapshotExtension(SingleFileSnapshotExtension):
             if normalizer is not None:
                 events = normalizer.events(events, run_id=self.run_id)
         if self.fold:
-            events = fold_deltas(events)
+            events = _fold_deltas(events)
         return events
 
     def diff_snapshots(
@@ -376,7 +373,7 @@ def _event_header(snapshot_text: str, received_text: str) -> Iterator[str]:
 _VARIANTS: dict[tuple[bool, bool, str | None, str], type[AGUISnapshotExtension]] = {}
 
 
-def agui_extension(
+def _agui_extension(
     *,
     fold: bool = False,
     normalize: bool = True,
@@ -426,7 +423,7 @@ def use_agui_extension(
     ``None``): the events its ``agui.run`` returned are then stored with the ids the cassette
     gives them, instead of being numbered afresh.
     """
-    extension = agui_extension(
+    extension = _agui_extension(
         fold=fold, normalize=normalize, run_id=run_id, timestamps=timestamps, rules=rules
     )
     if session is not None:

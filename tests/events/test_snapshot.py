@@ -13,9 +13,9 @@ from agui_replay.errors import InvalidArgumentError
 from agui_replay.snapshot import (
     AGUIFoldedSnapshotExtension,
     AGUISnapshotExtension,
-    agui_extension,
-    fold_deltas,
-    serialize_events,
+    _agui_extension,
+    _fold_deltas,
+    _serialize_events,
 )
 
 CONFTEST = textwrap.dedent(
@@ -259,7 +259,7 @@ def test_fold_deltas_per_message_and_reopened_ids() -> None:
         {"type": "TEXT_MESSAGE_CHUNK", "messageId": "k2", "delta": "r"},
     ]
     before = json.dumps(events)
-    folded = fold_deltas(events)
+    folded = _fold_deltas(events)
     assert json.dumps(events) == before  # input untouched
     assert [(e["type"], e.get("delta")) for e in folded] == [
         ("TEXT_MESSAGE_START", None),
@@ -277,7 +277,7 @@ def test_fold_deltas_per_message_and_reopened_ids() -> None:
 
 
 def test_serialize_is_one_event_per_line_even_with_newlines_in_text() -> None:
-    text = serialize_events(
+    text = _serialize_events(
         [
             _content("m", "line1\nline2"),
             {"type": "STATE_SNAPSHOT", "snapshot": {"b": 1, "a": [1.0, True]}},
@@ -289,10 +289,10 @@ def test_serialize_is_one_event_per_line_even_with_newlines_in_text() -> None:
 
 
 def test_extension_variants() -> None:
-    assert agui_extension() is AGUISnapshotExtension
-    assert agui_extension(fold=True) is AGUIFoldedSnapshotExtension
-    custom = agui_extension(normalize=False)
-    assert custom is agui_extension(normalize=False)
+    assert _agui_extension() is AGUISnapshotExtension
+    assert _agui_extension(fold=True) is AGUIFoldedSnapshotExtension
+    custom = _agui_extension(normalize=False)
+    assert custom is _agui_extension(normalize=False)
     assert issubclass(custom, AGUISnapshotExtension)
     raw = custom().serialize(
         [{"type": "TEXT_MESSAGE_START", "messageId": "uuid-1", "timestamp": 5}]
