@@ -15,8 +15,7 @@ defined here, and ``agui_replay.errors`` is the path to document and import.
     │   └── SchemaViolation
     ├── PatchError                  a JSON Patch that cannot be applied, or a document too deep
     │   └── EventPatchError             a STATE_DELTA / ACTIVITY_DELTA that did not apply
-    ├── StateDecodeError            RunAgentInput.state that does not fit the state type
-    │   └── StateEncodeError            a state object that cannot be turned into JSON
+    ├── StateDecodeError            a state that does not fit the state type, or is not JSON
     ├── InputFileError              a file that is not a cassette, SSE capture or JSON lines
     ├── CassetteError               a cassette that is missing, malformed or of another version
     │   └── MissingCassetteError        replay needs a cassette (or a run) never recorded
@@ -76,7 +75,6 @@ __all__ = [
     "SchemaViolation",
     "ScriptExhaustedError",
     "StateDecodeError",
-    "StateEncodeError",
     "StreamCut",
     "TargetError",
     "UpstreamError",
@@ -197,13 +195,10 @@ class PatchError(AguiReplayError, ValueError):
 
 
 class StateDecodeError(AguiReplayError, ValueError):
-    """``RunAgentInput.state`` does not fit the agent's state type (AG-UI code SERIALIZATION)."""
+    """``RunAgentInput.state`` does not fit the agent's state type, or a state object cannot be
+    turned into JSON (AG-UI code SERIALIZATION)."""
 
     code = "SERIALIZATION"
-
-
-class StateEncodeError(StateDecodeError):
-    """A state object that pydantic cannot turn into JSON (AG-UI code SERIALIZATION)."""
 
 
 class BlockOpenError(AguiReplayError, RuntimeError):

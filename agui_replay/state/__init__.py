@@ -33,14 +33,13 @@ from __future__ import annotations
 
 from agui_replay._lazy import claim
 
-from ._codec import StateEncodeError, decode_state, encode_state
+from ._codec import decode_state, encode_state
 from ._manager import StateManager
 from ._variants import Delta, Snapshot, Unchanged
 
 __all__ = [
     "Delta",
     "Snapshot",
-    "StateEncodeError",
     "StateManager",
     "Unchanged",
     "decode_state",

@@ -9,9 +9,9 @@ from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from .._jsonvalues import JSONValue
-from ..errors import StateDecodeError, StateEncodeError
+from ..errors import StateDecodeError
 
-__all__ = ["StateEncodeError", "decode_state", "encode_state"]
+__all__ = ["decode_state", "encode_state"]
 
 S = TypeVar("S")
 
@@ -102,7 +102,7 @@ def encode_state(value: Any) -> JSONValue:
         # Dataclasses, TypedDict-shaped objects, and whatever else pydantic knows how to dump.
         return _adapter(type(value)).dump_python(value, mode="json", by_alias=True)
     except (PydanticSerializationError, PydanticUserError, ValueError, TypeError) as exc:
-        raise StateEncodeError(
+        raise StateDecodeError(
             f"cannot encode a {type(value).__name__} as JSON state: {_first_line(exc)}; "
             "publish a pydantic model, a dataclass, or plain dicts/lists"
         ) from None
