@@ -12,13 +12,12 @@ The round trip a front end relies on, checked for your own state type::
 
 or inside your own ``@given`` test::
 
-    @given(states=st.lists(state_models(MyState), min_size=1))
+    @given(states=state_sequences(MyState))
     def test_my_state_syncs(states):
         assert_state_round_trip(states)
 
-Strategies: :func:`json_values`, :func:`json_documents`, :func:`mutations`,
-:func:`mutation_sequences`, :func:`state_models`, :func:`state_sequences`,
-:func:`event_streams`, :func:`chunk_splits`, :func:`resplit`.
+Strategies: :func:`json_scalars`, :func:`json_keys`, :func:`mutations`,
+:func:`state_sequences`, :func:`event_streams`, :func:`chunk_splits`.
 """
 
 from __future__ import annotations
@@ -52,37 +51,19 @@ from agui_replay.errors import InvalidArgumentError
 from agui_replay.events import to_wire
 from agui_replay.patch import json_equal
 from agui_replay.state import StateManager, encode_state
+from agui_replay.strategies import _json
 from agui_replay.strategies._appliers import Applier, get_applier, js_number_view
-from agui_replay.strategies._json import (
-    AWKWARD_KEYS,
-    MAX_SAFE_INTEGER,
-    chunk_splits,
-    json_documents,
-    json_keys,
-    json_scalars,
-    json_values,
-    mutation_sequences,
-    mutations,
-    resplit,
-)
-from agui_replay.strategies._streams import STREAM_ITEM_KINDS, SUBAGENT_STEP, event_streams
+from agui_replay.strategies._json import chunk_splits, json_keys, json_scalars, mutations
+from agui_replay.strategies._streams import event_streams
 
 __all__ = [
-    "AWKWARD_KEYS",
-    "STREAM_ITEM_KINDS",
-    "SUBAGENT_STEP",
     "assert_state_round_trip",
     "check_state_round_trip",
     "chunk_splits",
     "event_streams",
-    "json_documents",
     "json_keys",
     "json_scalars",
-    "json_values",
-    "mutation_sequences",
     "mutations",
-    "resplit",
-    "state_models",
     "state_sequences",
 ]
 
@@ -103,13 +84,13 @@ def _strategy_for(tp: Any) -> st.SearchStrategy[Any]:
     """A strategy for a type annotation, JSON-friendly where hypothesis' default is not
     (finite floats, JS-safe integers, models built field by field)."""
     if tp is Any or tp is object:
-        return json_values(max_depth=2, max_leaves=9)
+        return _json.json_values(max_depth=2, max_leaves=9)
     if tp is None or tp is type(None):
         return st.none()
     if tp is bool:
         return st.booleans()
     if tp is int:
-        return st.integers(min_value=-MAX_SAFE_INTEGER, max_value=MAX_SAFE_INTEGER)
+        return st.integers(min_value=-_json.MAX_SAFE_INTEGER, max_value=_json.MAX_SAFE_INTEGER)
     if tp is float:
         return st.floats(allow_nan=False, allow_infinity=False)
     if tp is str:
@@ -137,7 +118,7 @@ def _strategy_for(tp: Any) -> st.SearchStrategy[Any]:
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return st.sampled_from(list(tp))
     if _is_pydantic_model(tp) or dataclasses.is_dataclass(tp) or typing.is_typeddict(tp):
-        return st.deferred(lambda: state_models(tp))
+        return st.deferred(lambda: _state_models(tp))
     return st.from_type(tp)
 
 
@@ -191,15 +172,15 @@ def _build_typeddict(cls: Any) -> st.SearchStrategy[Any]:
     return st.fixed_dictionaries(required, optional=optional)
 
 
-def state_models(model_type: type[T] | Any) -> st.SearchStrategy[T]:
+def _state_models(model_type: type[T] | Any) -> st.SearchStrategy[T]:
     """Instances of a state type: a pydantic model, a dataclass, a TypedDict, or any type
     ``st.from_type`` knows. Fields are filled JSON-friendly (finite floats, JS-safe ints,
     awkward keys); values a field validator refuses are skipped.
 
-    ``dict`` / ``Any`` give :func:`json_documents`.
+    ``dict`` / ``Any`` give JSON objects.
     """
     if model_type is dict or model_type is Any:
-        return typing.cast(st.SearchStrategy[T], json_documents())
+        return typing.cast(st.SearchStrategy[T], _json.json_documents())
     if _is_pydantic_model(model_type):
         return _build_pydantic(model_type)
     if dataclasses.is_dataclass(model_type) and isinstance(model_type, type):
@@ -238,9 +219,9 @@ def _field_names(value: Any) -> list[str]:
 def state_sequences(draw: st.DrawFn, state_type: Any, *, max_steps: int = 8) -> list[Any]:
     """Successive values of a state type, as an agent would publish them: each step changes
     one field (the usual case), repeats the value, or starts over with a new instance."""
-    models = state_models(state_type)
+    models = _state_models(state_type)
     if state_type is dict or state_type is Any:
-        return draw(mutation_sequences(models, max_steps=max_steps))
+        return draw(_json.mutation_sequences(models, max_steps=max_steps))
     current = draw(models)
     sequence = [current]
     for _ in range(draw(st.integers(0, max_steps))):

@@ -17,17 +17,19 @@ from agui_replay.errors import ProtocolViolation
 from agui_replay.events import EVENT_TYPES
 from agui_replay.state import StateManager
 from agui_replay.strategies import (
-    AWKWARD_KEYS,
+    _state_models,
     assert_state_round_trip,
     check_state_round_trip,
     chunk_splits,
     event_streams,
+    mutations,
+)
+from agui_replay.strategies._json import (
+    AWKWARD_KEYS,
     json_documents,
     json_values,
     mutation_sequences,
-    mutations,
     resplit,
-    state_models,
 )
 from agui_replay.verify import verify_stream
 
@@ -391,7 +393,7 @@ def test_check_state_round_trip_inside_a_users_given(data: st.DataObject) -> Non
 
 
 @FEW
-@given(st.lists(state_models(TodoState), min_size=1, max_size=6))
+@given(st.lists(_state_models(TodoState), min_size=1, max_size=6))
 def test_state_models_are_valid_instances_and_round_trip(states: list[TodoState]) -> None:
     for state in states:
         assert isinstance(state, TodoState)

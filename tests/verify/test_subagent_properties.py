@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from agui_replay.assertions import assert_valid_stream
 from agui_replay.client import Session, apply_events
 from agui_replay.errors import EventDecodeError, ProtocolViolation
-from agui_replay.strategies import STREAM_ITEM_KINDS, SUBAGENT_STEP, event_streams
+from agui_replay.strategies import event_streams
+from agui_replay.strategies._streams import STREAM_ITEM_KINDS, SUBAGENT_STEP
 from agui_replay.verify import Verifier, verify_stream
 from tests.support.corruptions import REFERENCE_RULES, corrupt, corruptions
 
