@@ -22,10 +22,9 @@ from __future__ import annotations
 
 from agui_replay._lazy import claim
 from agui_replay.cli._parser import main
-from agui_replay.cli._serve import ReplayApp, replay_app
+from agui_replay.cli._serve import replay_app
 
 __all__ = [
-    "ReplayApp",
     "main",
     "replay_app",
 ]

@@ -23,7 +23,8 @@ import httpx
 import pytest
 
 from agui_replay.cassette import load_recording
-from agui_replay.cli import ReplayApp, main, replay_app
+from agui_replay.cli import main, replay_app
+from agui_replay.cli._serve import ReplayApp
 from agui_replay.cli._serve_match import first_difference, input_view
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.server.testing import serve
