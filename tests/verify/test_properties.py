@@ -32,6 +32,7 @@ from agui_replay.strategies._json import (
     resplit,
 )
 from agui_replay.verify import verify_stream
+from tests.support.state_rule import compact_json
 
 FAST = settings(max_examples=150, deadline=None, database=None)
 FEW = settings(
@@ -454,7 +455,7 @@ def test_publish_follows_the_size_rule_on_large_lists(data: st.DataObject, size:
     # The size rule: nothing when the full type-strict diff is empty, a delta when its patch is
     # shorter than the new state, a snapshot otherwise. The walk may stop early (a snapshot) and
     # probe long lists: neither may change that outcome.
-    from agui_replay.patch import apply_patch, compact_json, diff, json_equal
+    from agui_replay.patch import apply_patch, diff, json_equal
     from agui_replay.state import Delta, Snapshot, Unchanged
 
     doc: dict[str, Any] = {
