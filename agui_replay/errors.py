@@ -22,7 +22,6 @@ defined here, and ``agui_replay.errors`` is the path to document and import.
     ├── ProviderError               a fake or recorded model provider was used wrongly
     │   ├── ScriptExhaustedError        a request arrived after the script ran out
     │   └── RequestMismatchError        a replayed request differs from the recorded one
-    ├── StreamCut                   a planned response drops its connection here
     ├── RecordModeError             a record mode other than none / once / rewrite / new
     ├── ReplayMismatchError         the agent's new stream differs from the recording
     ├── NetworkBlockedError         a connection off loopback while replaying
@@ -75,7 +74,6 @@ __all__ = [
     "SchemaViolation",
     "ScriptExhaustedError",
     "StateDecodeError",
-    "StreamCut",
     "TargetError",
     "UpstreamError",
     "UsageError",
@@ -298,12 +296,6 @@ class InputFileError(AguiReplayError, ValueError):
 
 class MissingCassetteError(CassetteError):
     """Replay needs a cassette (or a run in it) that was never recorded."""
-
-
-class StreamCut(AguiReplayError):
-    """Raised by a planned response's body: drop the connection here instead of ending it."""
-
-    code = "STREAM_CUT"
 
 
 class RecordModeError(AguiReplayError, ValueError):

@@ -13,7 +13,8 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from agui_replay.errors import ProviderError, StreamCut
+from agui_replay._streamcut import StreamCut
+from agui_replay.errors import ProviderError
 from agui_replay.providers._script import (
     Api,
     Block,
