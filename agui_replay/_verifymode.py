@@ -2,8 +2,8 @@
 
 ``"client"``: what the reference TypeScript client accepts; ``"strict"``: that, and the rules a
 server should keep to where the client forgives (``docs/reference/verify.md`` lists them).
-Defined by ``verify``; taken as an argument by ``client``, ``cassette``, ``assertions`` and
-``server.testing``.
+Used by ``verify`` (the rule set it checks), and by ``client``, ``cassette``, ``assertions`` and
+``server.testing``, which hand a mode on to it.
 """
 
 from __future__ import annotations
