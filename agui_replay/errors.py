@@ -30,7 +30,6 @@ defined here, and ``agui_replay.errors`` is the path to document and import.
     ├── BlockOpenError              a message, reasoning or tool call opened while one is open
     ├── HandleClosedError           a handle used after it ended
     ├── UsageError                  the run driver called wrongly
-    ├── PredictStateError           a predict_state configuration that cannot be read
     └── AgentError                  raised by agent code to end a run with RUN_ERROR
 
 A cancelled run is not an error: it unwinds the agent's code with an internal exception that,
@@ -64,7 +63,6 @@ __all__ = [
     "MissingCassetteError",
     "NetworkBlockedError",
     "PatchError",
-    "PredictStateError",
     "ProtocolViolation",
     "ProviderError",
     "RecordModeError",
@@ -344,11 +342,5 @@ class HandleClosedError(AguiReplayError, RuntimeError):
 
 class UsageError(AguiReplayError, RuntimeError):
     """The driver was called wrongly (not an agent; an async agent inside a running loop)."""
-
-    code = "AGENT_ERROR"
-
-
-class PredictStateError(AguiReplayError, ValueError):
-    """A ``predict_state`` configuration that cannot be read."""
 
     code = "AGENT_ERROR"

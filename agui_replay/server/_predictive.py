@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from ag_ui.core import AssistantMessage, ResumeEntry
 
-from agui_replay.errors import AgentError, PredictStateError
+from agui_replay.errors import AgentError, InvalidArgumentError
 from agui_replay.server._handles import ToolCallHandle
 from agui_replay.server._ids import MessageId, ToolCallId
 from agui_replay.server._outcome import Interrupt, Interrupted
@@ -62,7 +62,6 @@ __all__ = [
     "PartialJSON",
     "PendingConfirmation",
     "PredictState",
-    "PredictStateError",
     "ResumedToolCall",
     "StateFromArgument",
 ]
@@ -191,7 +190,7 @@ class PredictState:
         """A configuration from what a caller passed (``None`` when there is nothing to do)."""
         if value is None:
             if require_confirmation:
-                raise PredictStateError(
+                raise InvalidArgumentError(
                     "require_confirmation=True needs predict_state as well: confirmation is "
                     f"asked for the tool calls that predict_state maps ({_FORMS})"
                 )
@@ -221,12 +220,12 @@ def _read_rules(mapping: Mapping[str, Any] | Iterable[StateFromArgument]) -> tup
         rules = tuple(mapping)
         for rule in rules:
             if not isinstance(rule, StateFromArgument):
-                raise PredictStateError(f"expected StateFromArgument entries, got {rule!r}")
+                raise InvalidArgumentError(f"expected StateFromArgument entries, got {rule!r}")
         return rules
     built = []
     for key, target in mapping.items():
         if not isinstance(key, str) or not key:
-            raise PredictStateError(f"a predict_state key is a state key (str), got {key!r}")
+            raise InvalidArgumentError(f"a predict_state key is a state key (str), got {key!r}")
         tool: Any
         argument: Any
         if isinstance(target, Mapping):
@@ -234,9 +233,9 @@ def _read_rules(mapping: Mapping[str, Any] | Iterable[StateFromArgument]) -> tup
         elif isinstance(target, (tuple, list)) and len(target) == 2:
             tool, argument = target
         else:
-            raise PredictStateError(f"predict_state[{key!r}] = {target!r}: expected {_FORMS}")
+            raise InvalidArgumentError(f"predict_state[{key!r}] = {target!r}: expected {_FORMS}")
         if not isinstance(tool, str) or not tool or not isinstance(argument, str) or not argument:
-            raise PredictStateError(
+            raise InvalidArgumentError(
                 f"predict_state[{key!r}] = {target!r}: the tool and the argument are "
                 f"non-empty strings ({_FORMS})"
             )
@@ -340,7 +339,7 @@ class CallPrediction:
 
 def _object_state(wire: Any, handle: ToolCallHandle[Any]) -> dict[str, Any]:
     if not isinstance(wire, dict):
-        raise PredictStateError(
+        raise InvalidArgumentError(
             f"{handle.describe()}: predictive state sets keys of the state, so the state "
             f"must be a JSON object (a dict, a pydantic model, a dataclass); it is a "
             f"{type(wire).__name__}"

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from agui_replay.client import Session
-from agui_replay.errors import AgentError, PredictStateError
+from agui_replay.errors import AgentError, InvalidArgumentError
 from agui_replay.events import to_wire
 from agui_replay.providers._chunking import by_char, by_size, chunkings
 from agui_replay.server import (
@@ -334,7 +334,7 @@ def test_arguments_that_are_not_json_fail_clearly_when_the_tool_finishes() -> No
 def test_a_state_that_is_not_an_object_cannot_take_keys() -> None:
     ctx, _events = RunContext.new(run_input("t", "r", state=[1, 2]), list, predict_state=CONFIG)
     call = ctx.tool_call("update_recipe")
-    with pytest.raises(PredictStateError, match="must be a JSON object"):
+    with pytest.raises(InvalidArgumentError, match="must be a JSON object"):
         call.args('{"recipe": {"title": "x"}}')
 
 
@@ -349,12 +349,12 @@ def test_a_state_that_is_not_an_object_cannot_take_keys() -> None:
     ],
 )
 def test_bad_configurations_say_what_is_expected(config: Any, match: str) -> None:
-    with pytest.raises(PredictStateError, match=match):
+    with pytest.raises(InvalidArgumentError, match=match):
         RunContext.new(run_input(), predict_state=config)
 
 
 def test_require_confirmation_alone_is_refused() -> None:
-    with pytest.raises(PredictStateError, match="needs predict_state"):
+    with pytest.raises(InvalidArgumentError, match="needs predict_state"):
         run_agent_sync(lambda ctx: None, run_input(), require_confirmation=True)
 
 
