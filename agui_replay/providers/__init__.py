@@ -16,6 +16,7 @@ request through.
 Where things live (all private, behind the names below):
 
 * ``_fake``, ``_script``, ``_matching``: the fake, its script vocabulary, replay matching;
+  ``_chunking``: text cut into stream chunks;
   ``_recorder``: the recorder; ``_interaction``: the recorded data; ``_session``: the seam;
 * ``_formats/``: one module per wire format (``_wire`` OpenAI and Anthropic, ``_gemini``,
   ``_bedrock``); a new provider format goes there, dispatched in ``_formats/__init__.py``;
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING
 from agui_replay._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from agui_replay.providers._chunking import by_size, by_word
     from agui_replay.providers._fake import FakeProvider, detect_api
     from agui_replay.providers._interaction import Interaction
     from agui_replay.providers._recorder import Recorder
@@ -62,6 +64,8 @@ __all__ = [
     "ToolCall",
     "ToolCallDelta",
     "Usage",
+    "by_size",
+    "by_word",
     "detect_api",
 ]
 
@@ -83,6 +87,7 @@ _HOMES = {
         ),
         _SCRIPT,
     ),
+    **dict.fromkeys(("by_size", "by_word"), "agui_replay.providers._chunking"),
     "Interaction": "agui_replay.providers._interaction",
     "LoopbackServer": "agui_replay.providers._transport._loopback",
     "Recorder": "agui_replay.providers._recorder",

@@ -15,8 +15,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from agui_replay.providers import ProviderRequest, ToolCallDelta
-from agui_replay.providers._chunking import by_word
+from agui_replay.providers import ProviderRequest, ToolCallDelta, by_word
 
 __all__ = ["ASK_AGAIN", "answer_for", "scripted_model"]
 

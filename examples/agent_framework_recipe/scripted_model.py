@@ -8,8 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from agui_replay.providers import ProviderRequest, ToolCallDelta
-from agui_replay.providers._chunking import by_size, by_word
+from agui_replay.providers import ProviderRequest, ToolCallDelta, by_size, by_word
 
 __all__ = ["ASK_AGAIN", "CARBONARA", "REPLY", "scripted_model"]
 

@@ -32,8 +32,13 @@ import pytest
 from agui_replay.assertions import assert_event_types, assert_valid_stream, message_text
 from agui_replay.client import Session
 from agui_replay.normalize import ignore
-from agui_replay.providers import FakeProvider, LoopbackServer, ProviderRequest, ToolCallDelta
-from agui_replay.providers._chunking import by_word
+from agui_replay.providers import (
+    FakeProvider,
+    LoopbackServer,
+    ProviderRequest,
+    ToolCallDelta,
+    by_word,
+)
 from agui_replay.recording import CassetteSession
 from agui_replay.server import run_input
 

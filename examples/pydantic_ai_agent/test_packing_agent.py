@@ -32,8 +32,14 @@ from agui_replay.assertions import (
     message_text,
 )
 from agui_replay.client import Session
-from agui_replay.providers import FakeProvider, LoopbackServer, ProviderRequest, ToolCallDelta
-from agui_replay.providers._chunking import by_size, by_word
+from agui_replay.providers import (
+    FakeProvider,
+    LoopbackServer,
+    ProviderRequest,
+    ToolCallDelta,
+    by_size,
+    by_word,
+)
 from agui_replay.recording import CassetteSession
 from agui_replay.server import run_input
 

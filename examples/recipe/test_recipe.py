@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings
 
 from agui_replay.client import Session
 from agui_replay.events import to_wire
-from agui_replay.providers import FakeProvider
-from agui_replay.providers._chunking import by_size, chunkings
+from agui_replay.providers import FakeProvider, by_size
 from agui_replay.server import agui_app, run_agent_sync, run_input
 from agui_replay.server.testing import fold, serve
 from agui_replay.sse import decode_sse
+from agui_replay.strategies import chunk_splits
 
 from .agent import REJECTED, RecipeAgent
 from .recipe import CARBONARA, UPDATE_RECIPE
@@ -153,7 +153,7 @@ def test_the_recipe_is_written_into_the_state_then_the_model_replies() -> None:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(chunks=chunkings(ARGS, max_chunks=60))
+@given(chunks=chunk_splits(ARGS, max_chunks=60))
 def test_any_chunking_of_the_arguments_ends_in_the_same_state(chunks: list[str]) -> None:
     fake = scripted(*chunks)
     thread = Thread()

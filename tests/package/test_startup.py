@@ -4,7 +4,7 @@ The plugin (entry point ``pytest11: agui_replay``) loads in every pytest run of 
 with agui_replay installed, so its load imports none of the heavy libraries: no hypothesis (the
 ``strategies`` extra), no HTTP client, no provider SDK, no Starlette. A user without the
 ``strategies`` extra runs their suite with the plugin working; only ``agui_replay.strategies``
-(and ``chunkings()``) say which extra to install.
+says which extra to install.
 
 Each check runs in a fresh interpreter: this process has imported everything already.
 """
@@ -109,12 +109,12 @@ _USER_SUITE = textwrap.dedent(
             import agui_replay.strategies  # noqa: F401
 
 
-    def test_chunkings_names_the_extra():
-        from agui_replay.providers._chunking import by_word, chunkings
+    def test_the_chunk_helpers_need_no_hypothesis():
+        from agui_replay.providers import by_size, by_word
 
-        assert by_word("a b") == ["a", " b"]  # the rest of the module works without it
-        with pytest.raises(ImportError, match=r"agui-replay\\[strategies\\]"):
-            chunkings("some text")
+        assert by_word("a b") == ["a", " b"]
+        assert by_size("abc", 2) == ["ab", "c"]
+
 
 
     def test_hypothesis_never_loaded():

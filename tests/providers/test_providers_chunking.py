@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agui_replay.providers import FakeProvider
-from agui_replay.providers._chunking import by_char, by_size, by_word, chunkings, split_at
+from agui_replay.providers._chunking import by_char, by_size, by_word, split_at
+from agui_replay.strategies import chunk_splits
 
 
 def test_by_word_keeps_the_whitespace_with_the_next_word() -> None:
@@ -40,7 +41,7 @@ def test_splitters_join_back(text: str) -> None:
 @settings(max_examples=50, deadline=None)
 def test_chunkings_strategy_yields_nonempty_splits(data: st.DataObject) -> None:
     text = data.draw(st.text(min_size=0, max_size=20))
-    chunks = data.draw(chunkings(text, max_chunks=5))
+    chunks = data.draw(chunk_splits(text, max_chunks=5))
     assert "".join(chunks) == text
     assert all(chunks)
     assert len(chunks) <= max(1, min(5, len(text)))
@@ -49,7 +50,7 @@ def test_chunkings_strategy_yields_nonempty_splits(data: st.DataObject) -> None:
 ARGS = '{"city": "Paris", "days": [1, 2]}'
 
 
-@given(text_chunks=chunkings("Bonjour, tout le monde!"), arg_chunks=chunkings(ARGS))
+@given(text_chunks=chunk_splits("Bonjour, tout le monde!"), arg_chunks=chunk_splits(ARGS))
 @settings(max_examples=20, deadline=None)
 def test_sdk_reassembles_any_chunking(text_chunks: list[str], arg_chunks: list[str]) -> None:
     fake = FakeProvider()

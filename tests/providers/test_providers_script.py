@@ -132,7 +132,7 @@ def test_unknown_endpoint_answers_404_and_is_kept() -> None:
 def test_providers_package_does_not_import_pytest() -> None:
     code = (
         "import sys, agui_replay.providers, agui_replay.providers._recorder, "
-        "agui_replay.providers._chunking; assert 'pytest' not in sys.modules, 'pytest imported'"
+        "agui_replay.providers._fake; assert 'pytest' not in sys.modules, 'pytest imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from agui_replay.client import Session
 from agui_replay.errors import AgentError, InvalidArgumentError
 from agui_replay.events import to_wire
-from agui_replay.providers._chunking import by_char, by_size, chunkings
+from agui_replay.providers._chunking import by_char, by_size
 from agui_replay.server import (
     PredictState,
     RunContext,
@@ -562,7 +562,7 @@ def test_answers_to_other_interrupts_are_left_alone() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(chunks=chunkings(ARGS, max_chunks=80))
+@given(chunks=chunk_splits(ARGS, max_chunks=80))
 def test_every_chunking_ends_in_the_same_state(chunks: list[str]) -> None:
     events, _ = stream_call(chunks)
     seen, session = states_seen(events)
