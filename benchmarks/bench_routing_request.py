@@ -34,7 +34,8 @@ from typing import Any
 import httpx2
 import openai
 
-from agui_replay.providers import FakeProvider, Recorder, _server
+from agui_replay.providers import FakeProvider, Recorder
+from agui_replay.providers._transport import _loopback as _server
 
 BODY = {"model": "gpt-4o", "messages": [{"role": "user", "content": "count"}], "stream": True}
 
