@@ -3,12 +3,20 @@
 ``agui_replay.events`` re-exports :data:`EVENT_TYPES`; the families are private. Used by
 ``events`` (which types exist), ``verify`` and ``client`` (chunks expand into START / CONTENT /
 END), ``verify`` and ``normalize`` (whose ``delta`` is streamed text, not a patch) and
-``server`` (which events may be sent beside an open message).
+``server`` (which events may be sent beside an open message); and :func:`require_stream`, the
+check that ``events``, ``verify`` and ``client`` make on an argument that must hold events.
 """
 
 from __future__ import annotations
 
-__all__ = ["CHUNK_TYPES", "EVENT_TYPES", "TEXT_DELTA_TYPES", "UNORDERED_TYPES"]
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ag_ui.core import BaseEvent
+
+from agui_replay.errors import InvalidArgumentError
+
+__all__ = ["CHUNK_TYPES", "EVENT_TYPES", "TEXT_DELTA_TYPES", "UNORDERED_TYPES", "require_stream"]
 
 EVENT_TYPES: frozenset[str] = frozenset(
     {
@@ -81,3 +89,14 @@ UNORDERED_TYPES: frozenset[str] = frozenset(
 Every other type but the chunks is ordered: ``RUN_*``, ``STEP_*``, ``TEXT_MESSAGE_*``,
 ``TOOL_CALL_*``, ``REASONING_*`` (but the encrypted value) and ``SUBAGENT_*``.
 """
+
+
+def require_stream(events: Any, what: str, hint: str = "") -> None:
+    """Raise :class:`InvalidArgumentError` unless ``events`` is an iterable of events (a list, a
+    generator...; a single event, a string or bytes are refused)."""
+    if isinstance(events, (str, bytes, bytearray, Mapping, BaseEvent)) or not isinstance(
+        events, Iterable
+    ):
+        raise InvalidArgumentError(
+            f"{what} takes a list (or other iterable) of events, not {type(events).__name__}" + hint
+        )

@@ -17,9 +17,9 @@ from ag_ui.core import BaseEvent, Event, EventType
 from pydantic import TypeAdapter, ValidationError
 
 from agui_replay._compat import LEGACY_PROTOCOL, LIBRARY_EVENT_TYPES, WireEventModel, dump
-from agui_replay._eventtypes import EVENT_TYPES
+from agui_replay._eventtypes import EVENT_TYPES, require_stream
 from agui_replay._limits import JSONLimitError, loads_json
-from agui_replay.errors import EventDecodeError, InvalidArgumentError
+from agui_replay.errors import EventDecodeError
 
 __all__ = [
     "EVENT_TYPES",
@@ -123,17 +123,6 @@ def parse_events(
     """Validate a whole stream; errors name the index of the first bad event."""
     require_stream(events, "parse_events", "; for one event use parse_event")
     return [parse_event(e, index=i, source=source) for i, e in enumerate(events)]
-
-
-def require_stream(events: Any, what: str, hint: str = "") -> None:
-    """Raise :class:`InvalidArgumentError` unless ``events`` is an iterable of events (a list, a
-    generator...; a single event, a string or bytes are refused)."""
-    if isinstance(events, (str, bytes, bytearray, Mapping, BaseEvent)) or not isinstance(
-        events, Iterable
-    ):
-        raise InvalidArgumentError(
-            f"{what} takes a list (or other iterable) of events, not {type(events).__name__}" + hint
-        )
 
 
 def to_wire(event: EventLike) -> WireEvent:

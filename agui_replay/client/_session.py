@@ -35,7 +35,7 @@ from typing import Any, NoReturn
 import orjson
 from ag_ui.core import BaseEvent
 
-from agui_replay._eventtypes import CHUNK_TYPES
+from agui_replay._eventtypes import CHUNK_TYPES, require_stream
 from agui_replay._limits import (
     MAX_JSON_DEPTH,
     depth_within,
@@ -56,7 +56,6 @@ from agui_replay.events import (
     EVENT_TYPES,
     EventLike,
     parse_event,
-    require_stream,
     to_wire,
 )
 from agui_replay.patch import apply_patch, apply_patch_in_place

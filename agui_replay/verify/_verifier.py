@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, NoReturn
 
-from agui_replay._eventtypes import CHUNK_TYPES
+from agui_replay._eventtypes import CHUNK_TYPES, require_stream
 from agui_replay._text import short_repr
 from agui_replay._verifymode import Mode
 from agui_replay.errors import (
@@ -36,7 +36,7 @@ from agui_replay.errors import (
     InvalidArgumentError,
     ProtocolViolation,
 )
-from agui_replay.events import EVENT_TYPES, EventLike, WireEvent, require_stream
+from agui_replay.events import EVENT_TYPES, EventLike, WireEvent
 from agui_replay.verify._attribution import Owners
 from agui_replay.verify._chunks import ABSENT as _ABSENT
 from agui_replay.verify._chunks import CHUNK_BLOCK as _CHUNK_BLOCK
