@@ -15,9 +15,20 @@ command runs everything.
 
 from __future__ import annotations
 
+import os
+import sys
+
 import httpcore  # noqa: F401
 import httpx  # noqa: F401
 import pytest
+
+# The suite starts hundreds of Python processes (pytest runs in subprocesses, the command line,
+# servers), and each compiles agui_replay and the modules it imports afresh unless bytecode is
+# cached: where PYTHONDONTWRITEBYTECODE is set, this suite and its children cache it anyway.
+# (Read at start-up, before the workers of ``-n 2`` are started, since this is an initial
+# conftest.)
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 # pytester's in-process runs drop the modules first imported inside them. Were httpcore first
 # imported there, a later import would make a second copy of it, and httpx, bound to the first,
