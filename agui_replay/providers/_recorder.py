@@ -12,7 +12,7 @@ The recorder asks the upstream for ``accept-encoding: identity`` so each stored 
 that crossed the network. A chunk that ends inside a multi-byte UTF-8 character keeps the partial
 bytes for the next chunk (the stored text is always valid). A body whose content type is not
 text (AWS's ``application/vnd.amazon.eventstream``) is kept as bytes, one chunk per read, and
-scrubbed message by message (as :func:`agui_replay.scrub.scrub` scrubs base64 ``chunks``).
+scrubbed message by message (:meth:`agui_replay.scrub.Scrubber.binary_stream`).
 
 The headers of an AWS SigV4 signature are handled like secrets: ``Authorization`` and
 ``X-Amz-Security-Token`` are scrubbed (and their values looked for everywhere else), while
@@ -22,7 +22,6 @@ which change with every request, are not stored at all.
 
 from __future__ import annotations
 
-import base64
 import codecs
 import threading
 import time
@@ -158,9 +157,7 @@ class Scrubber:
             secrets = sorted(self._secrets, key=len, reverse=True)
         if not secrets:
             return pieces
-        chunks = [{"data": piece} for piece in pieces]
-        scrubbed = self._scrub(secrets)({"chunks": chunks})["chunks"]
-        return [chunk["data"] for chunk in scrubbed]
+        return self._scrub(secrets).stream(pieces)
 
     def binary_stream(self, pieces: list[bytes]) -> list[bytes]:
         """:meth:`stream` for the reads of a binary body (an AWS event stream): each message's
@@ -169,12 +166,7 @@ class Scrubber:
             secrets = sorted(self._secrets, key=len, reverse=True)
         if not secrets:
             return pieces
-        chunks = [
-            {"data": base64.b64encode(piece).decode("ascii"), "encoding": "base64"}
-            for piece in pieces
-        ]
-        scrubbed = self._scrub(secrets)({"chunks": chunks})["chunks"]
-        return [base64.b64decode(chunk["data"]) for chunk in scrubbed]
+        return self._scrub(secrets).binary_stream(pieces)
 
     def _scrub(self, secrets: list[str]) -> _Scrub:
         # Only these literal secrets: the key-shaped patterns are the cassette writer's job.

@@ -121,19 +121,29 @@ class Scrubber:
     signing_headers: frozenset[str] = SIGNING_HEADERS
 
     def __call__(self, obj: Any) -> Any:
-        found = set(_header_secrets(obj, self.headers))
-        literals = sorted(
-            {s for s in self.secrets if s} | {s for s in found if len(s) >= MIN_SECRET_LENGTH},
-            key=len,
-            reverse=True,  # longest first, so a secret that contains another is replaced whole
-        )
+        found = {s for s in _header_secrets(obj, self.headers) if len(s) >= MIN_SECRET_LENGTH}
+        hidden = self.headers | self.signing_headers
+        return _Walk(self._regexes(found), hidden, self.replacement).value(obj)
+
+    def stream(self, pieces: Sequence[str]) -> list[str]:
+        """The pieces of one text stream (the reads of a response body), scrubbed as one text
+        and as the text streamed in their SSE frames, as a ``"chunks"`` list is; the pieces
+        keep their count."""
+        return scrub_chunks(pieces, self._regexes(), self.replacement)
+
+    def binary_stream(self, pieces: Sequence[bytes]) -> list[bytes]:
+        """The reads of an AWS event stream, scrubbed as base64 ``"chunks"`` are: a changed
+        message is re-encoded with new CRCs; the pieces keep their count."""
+        return scrub_eventstream(pieces, self._regexes(), self.replacement)
+
+    def _regexes(self, found: Iterable[str] = ()) -> list[re.Pattern[str]]:
+        # longest first, so a secret that contains another is replaced whole
+        literals = sorted({s for s in self.secrets if s} | set(found), key=len, reverse=True)
         # One alternation, literals first: a single pass per string instead of one per pattern.
         alternatives = [re.escape(s) for s in literals] + [p.pattern for p in self.patterns]
-        hidden = self.headers | self.signing_headers
         if not alternatives:
-            return _Walk([], hidden, self.replacement).value(obj)
-        combined = re.compile("|".join(f"(?:{a})" for a in alternatives))
-        return _Walk([combined], hidden, self.replacement).value(obj)
+            return []
+        return [re.compile("|".join(f"(?:{a})" for a in alternatives))]
 
 
 def scrub(
