@@ -130,7 +130,7 @@ class SessionProvider:
         """The loopback base URL of ``provider``'s route (``.../_agui/openai/v1``): what
         ``OPENAI_BASE_URL`` and friends are set to during a run; requests there are
         recorded and replayed as that provider's."""
-        from agui_replay.providers._transport import ENV_VARS, ROUTE_PREFIX
+        from agui_replay.providers._transport._routing import ENV_VARS, ROUTE_PREFIX
 
         path = ENV_VARS[provider][1] if provider in ENV_VARS else ""
         return f"{self.url}{ROUTE_PREFIX}{provider}{path}"
@@ -140,7 +140,11 @@ class SessionProvider:
         """For the span of a run: requests of every ``httpx2`` / ``httpx`` client to a known
         provider host (or to this loopback server) are answered in process by this provider,
         and the providers' base-URL variables point at the loopback routes."""
-        from agui_replay.providers._transport import Router, intercepting, provider_environment
+        from agui_replay.providers._transport._routing import (
+            Router,
+            intercepting,
+            provider_environment,
+        )
 
         server = self._ensure_server()
         router = Router(self.host_table, self.handle, self.ahandle, own=(server.host, server.port))
@@ -151,7 +155,7 @@ class SessionProvider:
     def upstreams(self) -> dict[str, str]:
         """Provider name -> upstream base URL, as configured (``default``: a bare URL); an
         ``upstream`` factory is called the first time, once a run records."""
-        from agui_replay.providers._transport import upstream_map
+        from agui_replay.providers._transport._routing import upstream_map
 
         upstream = self._upstream
         if (
@@ -167,7 +171,7 @@ class SessionProvider:
     def host_table(self) -> HostTable:
         """The provider hosts routed during runs: the known ones and the session's ``hosts``."""
         if self._host_table is None:
-            from agui_replay.providers._transport import HostTable
+            from agui_replay.providers._transport._routing import HostTable
 
             self._host_table = HostTable(self._hosts)
         return self._host_table
@@ -188,12 +192,8 @@ class SessionProvider:
         their response chunks (``mode="record"``), or replayed from ``loader()`` with nothing
         sent; ``drop`` hosts get an empty 204 (``None``: the known telemetry hosts). Yields the
         tape (its ``exchanges``, ``errors``...)."""
-        from agui_replay.providers._transport import (
-            DEFAULT_DROP_HOSTS,
-            HttpTape,
-            TapeRouter,
-            intercepting,
-        )
+        from agui_replay.providers._transport._routing import intercepting
+        from agui_replay.providers._transport._tape import DEFAULT_DROP_HOSTS, HttpTape, TapeRouter
 
         tape = HttpTape(
             mode,
@@ -298,7 +298,7 @@ class SessionProvider:
     def _proxy_for(self, provider: str, origin: str | None) -> ProxyApp:
         """The recording proxy of ``provider``: to its upstream (``--agui-upstream NAME=URL``),
         else to the bare upstream's host, else to where the client sent it (the real host)."""
-        from agui_replay.providers._transport import (
+        from agui_replay.providers._transport._routing import (
             BASE_PATHS,
             DEFAULT_PROVIDER,
             ENV_VARS,
@@ -514,7 +514,11 @@ def _route(
     """The provider, its path and the origin of a request; a request that came to the loopback
     server names them in its path (``/_agui/NAME/...``) and, when the routing rewrote it,
     in a header, which is taken out here (it is ours, not the agent's)."""
-    from agui_replay.providers._transport import DEFAULT_PROVIDER, ORIGIN_HEADER, split_route
+    from agui_replay.providers._transport._routing import (
+        DEFAULT_PROVIDER,
+        ORIGIN_HEADER,
+        split_route,
+    )
 
     if provider is not None:
         return provider, path, origin

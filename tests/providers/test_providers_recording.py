@@ -339,7 +339,7 @@ def test_recorder_app_records_behind_a_transport_and_a_router() -> None:
     from agui_replay.providers._formats import error_plan
     from agui_replay.providers._formats._wire import Plan
     from agui_replay.providers._recorder import ProxyApp
-    from agui_replay.providers._transport import Httpx2Transport
+    from agui_replay.providers._transport._httpx import Httpx2Transport
 
     upstream = upstream_fake()
     with upstream.serve() as up:

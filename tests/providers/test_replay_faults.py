@@ -17,7 +17,8 @@ import pytest
 from agui_replay import faults
 from agui_replay.errors import InvalidArgumentError, ReplayMismatchError
 from agui_replay.providers import FakeProvider
-from agui_replay.providers._transport import HttpTape, TapeRouter, intercepting
+from agui_replay.providers._transport._routing import intercepting
+from agui_replay.providers._transport._tape import HttpTape, TapeRouter
 
 BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}], "stream": True}
 CHUNKS = [
