@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import shutil
 import socket
 import statistics
@@ -56,10 +55,10 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
 from bench_routing import bench_env
+from bench_routing import run as run_pytest
 
 CONFTEST = textwrap.dedent(
     """
@@ -310,24 +309,11 @@ def free_port() -> int:
 def run(
     folder: Path, env: dict[str, str], *args: str
 ) -> tuple[float, float, list[tuple[float, float]]]:
-    """Wall and CPU seconds of one ``pytest`` process, and each test's (wall, CPU)."""
+    """Wall and CPU seconds of one ``pytest`` process (``bench_routing.run``), and each test's
+    (wall, CPU)."""
     times = folder / "times.json"
     times.unlink(missing_ok=True)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-        cwd=folder,
-        env={**env, "BENCH_TIMES": str(times)},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    took = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if result.returncode != 0:
-        raise SystemExit(f"pytest {' '.join(args)} failed:\n{result.stdout[-3000:]}")
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    took, cpu = run_pytest(folder, {**env, "BENCH_TIMES": str(times)}, *args)
     pairs = json.loads(times.read_text()) if times.exists() else []
     return took, cpu, [(float(w), float(c)) for w, c in pairs]
 
