@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MIN_SECRET_LENGTH", "SIGNING_HEADERS", "sigv4_secrets"]
+__all__ = ["MIN_SECRET_LENGTH", "SIGNING_HEADERS", "header_value_secrets", "sigv4_secrets"]
 
 MIN_SECRET_LENGTH = 8
 """Values taken from secret headers are only treated as secrets everywhere when they are at
@@ -40,3 +40,26 @@ def sigv4_secrets(value: str) -> list[str]:
     for m in _SIGV4_PARTS.finditer(value):
         found.extend(g for g in m.groups() if g)
     return found
+
+
+def header_value_secrets(name: str, value: str) -> list[str]:
+    """The secrets that one value of a secret header holds, each at least
+    :data:`MIN_SECRET_LENGTH` long: the value itself, the token after an auth scheme
+    (``Bearer <token>``, ``Basic <base64>``), a SigV4 signature's access key id and signature,
+    and each value of a ``Cookie`` header. Every copy of them, anywhere, is scrubbed.
+
+    >>> header_value_secrets("Authorization", "Bearer sk-test-0123456789")
+    ['Bearer sk-test-0123456789', 'sk-test-0123456789']
+    >>> header_value_secrets("Cookie", "session=abcdefgh12345678; theme=dark")
+    ['session=abcdefgh12345678; theme=dark', 'abcdefgh12345678']
+    """
+    value = value.strip()
+    found = [value]
+    scheme, _, token = value.partition(" ")
+    if token and scheme.isalpha():
+        found.append(token.strip())
+    elif token and scheme.startswith("AWS4-"):
+        found.extend(sigv4_secrets(token))
+    if name.lower() == "cookie":
+        found.extend(pair.partition("=")[2].strip() for pair in value.split(";"))
+    return [s for s in found if len(s) >= MIN_SECRET_LENGTH]

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from agui_replay._secrets import MIN_SECRET_LENGTH
+from agui_replay._secrets import MIN_SECRET_LENGTH, header_value_secrets
 from agui_replay.cassette import Cassette, CassetteRun, save_cassette
 from agui_replay.errors import CassetteError
 from agui_replay.scrub import DEFAULT_SECRET_HEADERS
@@ -25,20 +25,6 @@ from agui_replay.scrub import DEFAULT_SECRET_HEADERS
 __all__: list[str] = []
 
 _log = logging.getLogger("agui_replay.capture")
-
-
-def _header_secrets(name: str, value: str) -> list[str]:
-    """The secret values in one request header (none for an ordinary header)."""
-    if name.lower() not in DEFAULT_SECRET_HEADERS:
-        return []
-    found = [value.strip()]
-    scheme, _, token = value.strip().partition(" ")
-    if token and scheme.isalpha():  # "Bearer <token>", "Basic <base64>"
-        found.append(token.strip())
-    if name.lower() == "cookie":
-        for pair in value.split(";"):
-            found.append(pair.partition("=")[2].strip())
-    return [s for s in found if len(s) >= MIN_SECRET_LENGTH]
 
 
 class _CaptureFile:
@@ -62,7 +48,8 @@ class _CaptureFile:
     def note_headers(self, headers: Iterable[tuple[str, str]]) -> None:
         """Remember the secrets of forwarded headers: they go to the agent, never to the file."""
         for name, value in headers:
-            self.secrets.update(_header_secrets(name, value))
+            if name.lower() in DEFAULT_SECRET_HEADERS:
+                self.secrets.update(header_value_secrets(name, value))
 
     def note_secret(self, secret: str) -> None:
         if len(secret) >= MIN_SECRET_LENGTH:

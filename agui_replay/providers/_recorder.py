@@ -29,7 +29,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Ma
 from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import parse_qsl, quote, urlsplit
 
-from agui_replay._secrets import MIN_SECRET_LENGTH, SIGNING_HEADERS, sigv4_secrets
+from agui_replay._secrets import SIGNING_HEADERS, header_value_secrets
 from agui_replay.errors import ProviderError
 from agui_replay.providers._formats._wire import Plan, StreamCut, error_plan, url_target
 from agui_replay.providers._interaction import (
@@ -104,15 +104,9 @@ class Scrubber:
         with self._lock:
             for k, v in headers.items():
                 if k.lower() in self.header_names and v:
-                    learned = {v}
-                    scheme, _, token = v.partition(" ")
-                    if token and scheme.lower() in ("bearer", "basic", "token"):
-                        learned.add(token.strip())
-                    elif token and scheme.startswith("AWS4-"):
-                        learned.update(sigv4_secrets(token))
                     # A value too short to be a key (a test's ``api_key="x"``) would rewrite
                     # every occurrence of its letters: the header itself is still scrubbed.
-                    self._secrets.update(s for s in learned if len(s) >= MIN_SECRET_LENGTH)
+                    self._secrets.update(header_value_secrets(k, v))
 
     @property
     def secrets(self) -> tuple[str, ...]:

@@ -58,7 +58,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agui_replay._secrets import MIN_SECRET_LENGTH, SIGNING_HEADERS, sigv4_secrets
+from agui_replay._secrets import SIGNING_HEADERS, header_value_secrets
 from agui_replay.scrub._eventstream import scrub_eventstream
 from agui_replay.scrub._streams import scrub_chunks, split_scrub
 
@@ -121,7 +121,7 @@ class Scrubber:
     signing_headers: frozenset[str] = SIGNING_HEADERS
 
     def __call__(self, obj: Any) -> Any:
-        found = {s for s in _header_secrets(obj, self.headers) if len(s) >= MIN_SECRET_LENGTH}
+        found = set(_header_secrets(obj, self.headers))
         hidden = self.headers | self.signing_headers
         return _Walk(self._regexes(found), hidden, self.replacement).value(obj)
 
@@ -207,13 +207,7 @@ def _header_secrets(obj: Any, names: frozenset[str]) -> Iterable[str]:
                             continue
                         for item in hv if isinstance(hv, list) else [hv]:
                             if isinstance(item, str) and item:
-                                yield item
-                                # "Bearer <token>", "Basic <b64>": the token leaks alone too.
-                                scheme, _, token = item.partition(" ")
-                                if token and scheme.isalpha():
-                                    yield token.strip()
-                                elif scheme.startswith("AWS4-"):
-                                    yield from sigv4_secrets(token)
+                                yield from header_value_secrets(name, item)
                 stack.append(value)
         elif isinstance(node, (list, tuple)):
             stack.extend(node)
