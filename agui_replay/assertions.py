@@ -28,7 +28,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
-from agui_replay._jsondiff import MISSING, json_diff
+from agui_replay._jsondiff import MISSING, differences
 from agui_replay._limits import loads_json
 from agui_replay._verifymode import Mode
 from agui_replay.client import Session
@@ -168,8 +168,8 @@ def assert_final_state(
         else "no STATE_SNAPSHOT / STATE_DELTA in the stream"
     )
     lines = [f"final state differs from the expected one ({where}):"]
-    for pointer, got, want in json_diff(state, expected):
-        lines.append(f"  at {pointer or '/'}: got {_show(got)}, expected {_show(want)}")
+    for d in differences(state, expected):
+        lines.append(f"  at {d.pointer or '/'}: got {_show(d.left)}, expected {_show(d.right)}")
     raise AssertionError("\n".join(lines))
 
 
@@ -195,8 +195,9 @@ def assert_messages(
         got = messages[i]
         label = f"message #{i} ({got.get('role')} {got.get('id')!r})"
         compared = got if exact else {k: got.get(k, MISSING) for k in want}
-        for pointer, g, w in json_diff(compared, dict(want)):
-            problems.append(f"{label} at {pointer}: got {_show(g)}, expected {_show(w)}")
+        for d in differences(compared, dict(want)):
+            got_want = f"got {_show(d.left)}, expected {_show(d.right)}"
+            problems.append(f"{label} at {d.pointer}: {got_want}")
     for i in range(len(expected), len(messages)):
         problems.append(f"message #{i}: unexpected {_show(messages[i])}")
     if problems:
@@ -366,11 +367,12 @@ def explain_stream_diff(
         if ta != tb:
             lines.append(f"event streams differ at event #{first}: type {ta} != {tb}")
         else:
-            diffs = json_diff(a, b)
-            fields = ", ".join(p for p, _, _ in diffs)
+            diffs = differences(a, b)
+            fields = ", ".join(d.pointer for d in diffs)
             lines.append(f"event streams differ at event #{first} ({ta}): field {fields}")
-            for pointer, x, y in diffs:
-                lines.append(f"  {pointer}: {left_name} {_show(x)} != {right_name} {_show(y)}")
+            for d in diffs:
+                shown = f"{left_name} {_show(d.left)} != {right_name} {_show(d.right)}"
+                lines.append(f"  {d.pointer}: {shown}")
     lines.append(
         f"{total} event(s) differ; {left_name} has {len(left)} events, "
         f"{right_name} has {len(right)}"

@@ -5,10 +5,9 @@ requests to other hosts), listed or compared in order."""
 from __future__ import annotations
 
 import argparse
-import json
-import re
 from typing import Any, TextIO
 
+from agui_replay._jsondiff import describe, first_difference
 from agui_replay.cli._common import EXIT_DIFFERENT, EXIT_OK, _UsageError
 from agui_replay.cli._interactions_read import (
     Exchange,
@@ -96,10 +95,9 @@ def diff_interactions(args: argparse.Namespace, out: TextIO) -> int:
     _, right = load_exchanges(args.b)
     color = _Style(_want_color(args, out))
     for a, b in zip(left, right, strict=False):
-        found = _first_difference(_comparable(a), _comparable(b))
+        found = first_difference(_comparable(a), _comparable(b), numbers="value")
         if found is None:
             continue
-        path, was, now = found
         places = a.where if a.where == b.where else f"{a.where} in A, {b.where} in B"
         out.write(
             color.red(f"interactions differ at #{a.index}")
@@ -107,9 +105,7 @@ def diff_interactions(args: argparse.Namespace, out: TextIO) -> int:
             + color.dim(f"  ({_NOT_COMPARED})")
             + "\n"
         )
-        out.write(f"  first difference at {path}\n")
-        out.write(f"    A ({args.a}): {_value(was)}\n")
-        out.write(f"    B ({args.b}): {_value(now)}\n")
+        out.write(describe(found, f"A ({args.a})", f"B ({args.b})") + "\n")
         if len(left) != len(right):
             out.write(f"  A has {len(left)} interaction(s), B {len(right)}\n")
         return EXIT_DIFFERENT
@@ -144,47 +140,3 @@ def _comparable(exchange: Exchange) -> dict[str, Any]:
         },
         "response": {"status": exchange.status, **response_value(exchange)},
     }
-
-
-_MISSING = object()
-_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_-]*\Z")
-
-
-def _first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | None:
-    """The first place ``a`` and ``b`` differ (objects in key order, ``a``'s keys first; lists
-    by position), as a path (``request.body.messages[2].content``) and both values; JSON
-    strict: ``1`` equals ``1.0`` but not ``true``."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in [*a, *(k for k in b if k not in a)]:
-            step = f"{path}.{key}" if _NAME.match(str(key)) else f"{path}[{json.dumps(key)}]"
-            step = step.removeprefix(".")
-            found = _first_difference(a.get(key, _MISSING), b.get(key, _MISSING), step)
-            if found is not None:
-                return found
-        return None
-    if isinstance(a, list) and isinstance(b, list):
-        for i in range(max(len(a), len(b))):
-            left = a[i] if i < len(a) else _MISSING
-            right = b[i] if i < len(b) else _MISSING
-            found = _first_difference(left, right, f"{path}[{i}]")
-            if found is not None:
-                return found
-        return None
-    if _same_scalar(a, b):
-        return None
-    return path or "(the whole exchange)", a, b
-
-
-def _same_scalar(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    return type(a) is type(b) and a == b
-
-
-def _value(value: Any) -> str:
-    if value is _MISSING:
-        return "(missing)"
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 300 else text[:300] + "…"

@@ -117,9 +117,10 @@ class ReplayApp:
     run whose recorded input matches the posted one (messages and resume, with ids
     normalized; among equal matches a run of the recording this posted thread was answered
     from first, then order); runs recorded without an input are served in order, and an
-    input no recorded run matches gets a 404 naming the closest run and the first
-    difference. ``in_order=True`` ignores the inputs: the n-th request gets run ``n``
-    (wrapping around); ``run`` serves one run (numbered across the recordings) every time.
+    input no recorded run matches gets a 404 naming the closest run (the one agreeing with it
+    on the most messages, resume entries, state and tools) and their first difference.
+    ``in_order=True`` ignores the inputs: the n-th request gets run ``n`` (wrapping around);
+    ``run`` serves one run (numbered across the recordings) every time.
 
     Timing follows the events' ``timestamp`` fields scaled by ``speed`` (``0``: as fast as
     possible), each gap capped at ``max_gap``, after ``delay`` seconds before the first event.

@@ -7,6 +7,9 @@ and interrupt ids are renamed in order of first appearance (random ids inside co
 ``<id-N>``), timestamps go, and only what the conversation is made of is compared — each
 message's role, content, tool calls (arguments as JSON) and tool call reference, and each resume
 entry's status and payload. State, tools, context and forwarded props are not compared.
+An input no run matches is answered with the closest run, the one whose recorded input agrees
+with it on the most messages and resume entries (each at its place), state and tools, and
+their first difference (a JSON pointer and both values, or what one side has more of).
 
 Among the runs that match, a run of the recorded thread this posted thread was answered from
 before comes first, then the run served fewest times, then file order ("falling back to
@@ -22,9 +25,11 @@ import contextlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
+from agui_replay._jsondiff import MISSING, first_difference
 from agui_replay._text import short_repr
 from agui_replay.cassette import RecordedRun
 from agui_replay.normalize import normalize_events
@@ -33,11 +38,15 @@ __all__ = [
     "Choice",
     "RunMatcher",
     "ServedRun",
+    "closeness",
+    "difference",
     "input_view",
 ]
 
 # The run id the synthetic RUN_STARTED carries: renamed ids become "posted-msg-1" and the like.
 _RUN = "posted"
+# The fields of a view a match does not compare: they only count towards the closest run.
+_UNMATCHED = ("state", "tools")
 
 
 @dataclass
@@ -51,7 +60,8 @@ class ServedRun:
     label: str
     """How the log and errors name it: ``run 1``, or ``FILE run 1`` for a folder."""
     view: dict[str, Any] | None = None
-    """The normalized input compared against posted ones (``None``: recorded without one)."""
+    """The normalized input compared against posted ones (``None``: recorded without one):
+    ``messages``, ``resume``, and the ``state`` and ``tools`` that only closeness counts."""
     served: int = 0
 
 
@@ -67,7 +77,8 @@ class Choice:
 
 
 def input_view(data: Mapping[str, Any]) -> dict[str, Any]:
-    """What two inputs of one conversation have in common once ids are normalized."""
+    """What two inputs of one conversation have in common once ids are normalized (the
+    messages and resume a match compares; the state and tools closeness counts)."""
     messages = data.get("messages")
     messages = [
         m
@@ -83,9 +94,12 @@ def input_view(data: Mapping[str, Any]) -> dict[str, Any]:
         "input": {"messages": messages, "resume": resume},
     }
     normalized = normalize_events([event])[0]["input"]
+    state, tools = data.get("state"), data.get("tools")
     return {
         "messages": [_message(m) for m in normalized["messages"]],
         "resume": [_resume(r) for r in normalized["resume"]],
+        "state": {} if state is None else state,
+        "tools": tools if isinstance(tools, list) else [],
     }
 
 
@@ -122,50 +136,48 @@ def _resume(entry: Any) -> Any:
     return {k: entry[k] for k in ("interruptId", "status", "payload") if entry.get(k) is not None}
 
 
-def first_difference(posted: dict[str, Any], recorded: dict[str, Any]) -> tuple[int, str]:
-    """How far two views agree (a score: higher is closer) and their first difference."""
-    mine, theirs = posted["messages"], recorded["messages"]
-    for i, (a, b) in enumerate(zip(mine, theirs, strict=False)):
-        if a != b:
-            return i, f"messages[{i}]" + _where(a, b)
-    if len(mine) != len(theirs):
-        shorter = min(len(mine), len(theirs))
-        extra = theirs[shorter] if len(theirs) > len(mine) else mine[shorter]
-        return shorter, (
-            f"messages: {len(mine)} posted, {len(theirs)} recorded "
-            f"(the {'recorded' if len(theirs) > len(mine) else 'posted'} "
-            f"messages[{shorter}] is {_describe(extra)})"
+def difference(posted: dict[str, Any], recorded: dict[str, Any]) -> str:
+    """Why a recorded input does not match a posted one, read as a fix: their first difference
+    in the messages and resume (``""``: they match)."""
+    found = first_difference(posted, recorded, ignore=_unmatched, numbers="value")
+    if found is None:
+        return ""
+    if not found.missing or found.pointer.count("/") != 2:
+        return f"{found.pointer}: posted {_short(found.left)}, recorded {_short(found.right)}"
+    name = found.pointer.split("/")[1]
+    mine, theirs = len(posted[name]), len(recorded[name])
+    if name == "messages":
+        side = "recorded" if found.missing == "left" else "posted"
+        extra = found.right if side == "recorded" else found.left
+        return (
+            f"messages: {mine} posted, {theirs} recorded "
+            f"(the {side} {found.pointer} is {_describe(extra)})"
         )
-    score = len(mine) + 1
-    a_resume, b_resume = posted["resume"], recorded["resume"]
-    if a_resume == b_resume:
-        return score + 1, ""
-    if not a_resume or not b_resume:
-        return score, (
-            f"resume: {len(a_resume)} entr{'y' if len(a_resume) == 1 else 'ies'} posted, "
-            f"{len(b_resume)} recorded (a resume answers the interrupt the run before ended on)"
-        )
-    for i, (a, b) in enumerate(zip(a_resume, b_resume, strict=False)):
-        if a != b:
-            return score, f"resume[{i}]" + _where(a, b)
-    return score, f"resume: {len(a_resume)} entries posted, {len(b_resume)} recorded"
+    said = f"resume: {mine} entr{'y' if mine == 1 else 'ies'} posted, {theirs} recorded"
+    if mine and theirs:
+        return said
+    return said + " (a resume answers the interrupt the run before ended on)"
 
 
-def _where(posted: Any, recorded: Any) -> str:
-    """``.key: posted X, recorded Y`` at the first key where two values differ."""
-    if isinstance(posted, dict) and isinstance(recorded, dict):
-        for key in [*posted, *(k for k in recorded if k not in posted)]:
-            if posted.get(key) != recorded.get(key):
-                return f".{key}" + _where(posted.get(key), recorded.get(key))
-    if isinstance(posted, list) and isinstance(recorded, list) and len(posted) == len(recorded):
-        for i, (a, b) in enumerate(zip(posted, recorded, strict=True)):
-            if a != b:
-                return f"[{i}]" + _where(a, b)
-    return f": posted {_short(posted)}, recorded {_short(recorded)}"
+def _unmatched(pointer: str) -> bool:
+    return pointer[1:] in _UNMATCHED
+
+
+def closeness(posted: dict[str, Any], recorded: dict[str, Any]) -> tuple[int, int]:
+    """How close a recorded input is to a posted one, higher is closer: how many of its
+    messages and resume entries are the posted ones at the same place, plus one each for the
+    same state and the same tools; then, among equals, fewer of them that differ."""
+    pairs = [
+        *zip_longest(posted["messages"], recorded["messages"], fillvalue=MISSING),
+        *zip_longest(posted["resume"], recorded["resume"], fillvalue=MISSING),
+        *((posted[key], recorded[key]) for key in _UNMATCHED),
+    ]
+    agree = sum(first_difference(a, b, numbers="value") is None for a, b in pairs)
+    return agree, agree - len(pairs)
 
 
 def _short(value: Any) -> str:
-    return "nothing" if value is None else short_repr(value, 80)
+    return "nothing" if value is None or value is MISSING else short_repr(value, 80)
 
 
 def _describe(message: Any) -> str:
@@ -198,14 +210,16 @@ class RunMatcher:
         thread = posted.get("threadId")
         bound = self._threads.get(thread) if isinstance(thread, str) else None
         matches: list[ServedRun] = []
-        closest: tuple[int, ServedRun, str] | None = None
+        closest: tuple[tuple[int, int], ServedRun, str] | None = None
         for served in with_input:
             assert served.view is not None
-            score, difference = first_difference(view, served.view)
-            if not difference:
+            why = difference(view, served.view)
+            if not why:
                 matches.append(served)
-            elif closest is None or score > closest[0]:
-                closest = (score, served, difference)
+                continue
+            score = closeness(view, served.view)
+            if closest is None or score > closest[0]:
+                closest = (score, served, why)
         if matches:
             best = min(
                 matches,

@@ -25,7 +25,7 @@ import pytest
 from agui_replay.cassette import load_recording
 from agui_replay.cli import main, replay_app
 from agui_replay.cli._serve import ReplayApp
-from agui_replay.cli._serve_match import first_difference, input_view
+from agui_replay.cli._serve_match import closeness, difference, input_view
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.server.testing import serve
 from agui_replay.sse import decode_sse, encode_sse
@@ -141,18 +141,36 @@ def test_an_input_no_run_matches_gets_a_404_naming_the_closest_run(
     answer = refused.json()
     assert answer["code"] == "NO_MATCHING_RUN"
     assert answer["closestRun"] == "run 0"
-    assert answer["difference"] == "messages[0].content: posted 'lasagne', recorded 'carbonara'"
+    assert answer["difference"] == "/messages/0/content: posted 'lasagne', recorded 'carbonara'"
     assert (
-        f"the closest is run 0 of {APPROVED}, first difference: messages[0]" in (answer["message"])
+        f"the closest is run 0 of {APPROVED}, first difference: /messages/0/content"
+        in answer["message"]
     )
     assert "--in-order" in answer["message"]
     assert refused.headers["access-control-allow-origin"] == "*"
     assert refused_resume.json()["difference"] == (
-        "resume[0].status: posted 'cancelled', recorded 'resolved'"
+        "/resume/0/status: posted 'cancelled', recorded 'resolved'"
     )
     assert log.getvalue().splitlines()[0] == (
         "POST / → 404 refused: no recorded run matches; the closest is run 0, first "
-        "difference: messages[0].content: posted 'lasagne', recorded 'carbonara'"
+        "difference: /messages/0/content: posted 'lasagne', recorded 'carbonara'"
+    )
+
+
+def test_the_closest_run_is_the_one_that_agrees_on_the_most_fields(
+    client: httpx.Client,
+) -> None:
+    # Run 1's input with other words from the user: both runs differ at the same first place,
+    # but run 1 agrees on everything after it (the assistant's call, the resume, the state)
+    # and run 0 on almost nothing.
+    body = as_front_end(recorded_inputs(APPROVED)[1])
+    body["messages"][0]["content"] = "lasagne"
+    with serve(ReplayApp(load_recording(APPROVED), speed=0, log=io.StringIO())) as url:
+        refused = post(client, url, body)
+    assert refused.status_code == 404
+    assert refused.json()["closestRun"] == "run 1"
+    assert refused.json()["difference"] == (
+        "/messages/0/content: posted 'lasagne', recorded 'carbonara'"
     )
 
 
@@ -350,11 +368,45 @@ def test_the_first_difference_reads_as_a_fix() -> None:
     }
     resumed = {**said, "resume": [{"interruptId": "i-9", "status": "resolved"}]}
     # The ids differ and do not count; what is missing on either side is named.
-    assert first_difference(input_view(said), input_view(answered))[1] == (
-        "messages: 1 posted, 2 recorded (the recorded messages[1] is an assistant message 'hello')"
+    assert difference(input_view(said), input_view(answered)) == (
+        "messages: 1 posted, 2 recorded (the recorded /messages/1 is an assistant message 'hello')"
     )
-    assert first_difference(input_view(said), input_view(resumed))[1] == (
+    assert difference(input_view(said), input_view(resumed)) == (
         "resume: 0 entries posted, 1 recorded (a resume answers the interrupt the run before "
         "ended on)"
     )
-    assert first_difference(input_view(resumed), input_view(resumed)) == (3, "")
+    assert difference(input_view(resumed), input_view(said)) == (
+        "resume: 1 entry posted, 0 recorded (a resume answers the interrupt the run before "
+        "ended on)"
+    )
+    assert difference(input_view(resumed), input_view(resumed)) == ""
+    # Within a message, the place is a pointer; a key only one side has is "nothing" there.
+    call = {"id": "c", "function": {"name": "f"}}
+    called = {"messages": [{"id": "a", "role": "assistant", "toolCalls": [call]}]}
+    assert difference(input_view(said), input_view(called)) == (
+        "/messages/0/role: posted 'user', recorded 'assistant'"
+    )
+    plain = {"messages": [{"id": "b", "role": "assistant"}]}
+    assert difference(input_view(called), input_view(plain)) == (
+        "/messages/0/toolCalls: posted [{'id': 'posted-call-1', 'name': 'f', 'arguments': None}],"
+        " recorded nothing"
+    )
+
+
+def test_closeness_counts_what_agrees_not_where_the_first_difference_is() -> None:
+    def view(words: str, *more: str, state: Any = None, tools: Any = None) -> dict[str, Any]:
+        messages = [{"id": f"m{i}", "role": "user", "content": w} for i, w in enumerate(more)]
+        first = {"id": "u", "role": "user", "content": words}
+        return input_view({"messages": [first, *messages], "state": state, "tools": tools})
+
+    posted = view("lasagne", "and a salad", "for two")
+    # The same first difference; one agrees on the two messages after it.
+    assert closeness(posted, view("carbonara", "and a salad", "for two")) == (4, -1)
+    assert closeness(posted, view("carbonara")) == (2, -3)
+    # State and tools count once each, whatever their size; a missing state is an empty one.
+    assert closeness(posted, view("lasagne", "and a salad", "for two", state={})) == (5, 0)
+    assert closeness(posted, view("lasagne", "and a salad", "for two", state={"n": 1})) == (4, -1)
+    assert closeness(posted, view("lasagne", "and a salad", "for two", tools=[{}])) == (4, -1)
+    # Among runs that agree as much, the one with fewer differences is closer.
+    assert closeness(posted, view("lasagne", "and a salad")) == (4, -1)
+    assert closeness(posted, view("lasagne", "and a salad", "for one", "today")) == (4, -2)

@@ -147,7 +147,7 @@ def test_a_run_error_and_an_unmatched_input_show_their_messages(page: dict[str, 
     answer = json.loads(asked["error"].removeprefix("HTTP 404: "))
     assert answer["code"] == "NO_MATCHING_RUN"
     assert answer["closestRun"] == "run 0"
-    assert answer["difference"].startswith("messages[0].content: posted 'carbonara', recorded")
+    assert answer["difference"].startswith("/messages/0/content: posted 'carbonara', recorded")
 
 
 if __name__ == "__main__":  # pragma: no cover
