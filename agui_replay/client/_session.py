@@ -223,7 +223,9 @@ class Session:
         self._answered: set[str] = set()
 
         self.pending_interrupts: list[dict[str, Any]] = []
-        """The interrupts of the last RUN_FINISHED with an ``interrupt`` outcome (wire dicts)."""
+        """The interrupts of the last RUN_FINISHED, when its outcome is ``interrupt`` (wire
+        dicts); empty after any other outcome. Only a RUN_FINISHED changes them, as in the
+        reference client: a run that never finishes leaves the run before's pending."""
         self.pending_tool_call_ids: list[str] = []
         """After RUN_FINISHED: the tool calls the run started but did not answer (or the ids its
         success outcome named), i.e. the calls a client must execute."""
@@ -675,7 +677,7 @@ class Session:
     def _run_started(self, event: Mapping[str, Any], index: int) -> None:
         self.run_id = event.get("runId")
         self.thread_id = event.get("threadId")
-        self.pending_interrupts = []
+        # pending_interrupts stays: the reference client sets it at RUN_FINISHED only.
         self.pending_tool_call_ids = []
         self.run_error = None
         self._run_tool_calls = {}
