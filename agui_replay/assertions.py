@@ -105,7 +105,15 @@ def event_types(events: Iterable[EventLike]) -> list[str]:
 
 
 def message_text(events: Iterable[EventLike], message_id: str | None = None) -> str:
-    """The text of one message after the stream: ``message_id``'s, or the last assistant one."""
+    """The text of one message after the stream: ``message_id``'s, or the answer.
+
+    The answer is the last assistant message the stream itself streams (TEXT_MESSAGE_START or
+    TEXT_MESSAGE_CHUNK), as the client holds it after the stream; a stream that streams none
+    (its answer only in a MESSAGES_SNAPSHOT) answers with the last assistant message the client
+    holds. The client's order is not the stream's: a MESSAGES_SNAPSHOT of the whole thread
+    keeps the messages it names where the client has them and appends the rest, so on a
+    thread's second run the first run's answer can end the client's list.
+    """
     wire = _wire_list(events)
     messages = _fold(wire).messages
     if message_id is not None:
@@ -116,8 +124,18 @@ def message_text(events: Iterable[EventLike], message_id: str | None = None) -> 
         raise AssertionError(
             f"no message with id {message_id!r}; the messages are: {known}{_run_error_note(wire)}"
         )
-    for message in reversed(messages):
-        if message.get("role") == "assistant" and isinstance(message.get("content"), str):
+    held = {m.get("id"): m for m in reversed(messages)}  # the first one with an id wins
+    streamed = (
+        held.get(e.get("messageId"))
+        for e in reversed(wire)
+        if e.get("type") in ("TEXT_MESSAGE_START", "TEXT_MESSAGE_CHUNK") and "messageId" in e
+    )
+    for message in (*streamed, *reversed(messages)):
+        if (
+            message is not None
+            and message.get("role") == "assistant"
+            and isinstance(message.get("content"), str)
+        ):
             return _text_of(message)
     roles = ", ".join(str(m.get("role")) for m in messages) or "none"
     raise AssertionError(

@@ -52,12 +52,7 @@ from agui_replay.errors import (
     InvalidArgumentError,
     PatchError,
 )
-from agui_replay.events import (
-    EVENT_TYPES,
-    EventLike,
-    parse_event,
-    to_wire,
-)
+from agui_replay.events import EVENT_TYPES, EventLike, parse_event, to_wire
 from agui_replay.patch import apply_patch, apply_patch_in_place
 from agui_replay.state import encode_state
 from agui_replay.verify import ChunkExpander, Verifier
@@ -223,7 +218,8 @@ class Session:
         self._answered: set[str] = set()
 
         self.pending_interrupts: list[dict[str, Any]] = []
-        """The interrupts of the last RUN_FINISHED with an ``interrupt`` outcome (wire dicts)."""
+        """The interrupts of the last RUN_FINISHED if its outcome is ``interrupt`` (wire dicts).
+        As in the reference client only RUN_FINISHED changes them, not RUN_STARTED."""
         self.pending_tool_call_ids: list[str] = []
         """After RUN_FINISHED: the tool calls the run started but did not answer (or the ids its
         success outcome named), i.e. the calls a client must execute."""
@@ -454,30 +450,20 @@ class Session:
                 function["name"] = name
             _merge_metadata(call, event)
             return
-        owner: dict[str, Any] | None = None
-        created = False
-        if parent_id:
-            existing = self._store.find(parent_id)
-            if existing is not None and existing.get("role") == "assistant":
-                owner = existing
-            else:
-                if existing is not None:
-                    self._warn(
-                        index,
-                        "TOOL_CALL_START",
-                        f"parentMessageId {_r(parent_id)} is a {_r(existing.get('role'))} message, "
-                        f"not assistant; the call gets its own message {_r(call_id)}",
-                    )
-                owner = {
-                    "id": call_id if existing is not None else parent_id,
-                    "role": "assistant",
-                    "toolCalls": [],
-                }
-                created = True
+        existing = self._store.find(parent_id) if parent_id else None
+        if existing is not None and existing.get("role") == "assistant":
+            owner = existing
         else:
-            owner = {"id": call_id, "role": "assistant", "toolCalls": []}
-            created = True
-        if created:
+            if existing is not None:
+                self._warn(
+                    index,
+                    "TOOL_CALL_START",
+                    f"parentMessageId {_r(parent_id)} is a {_r(existing.get('role'))} message, "
+                    f"not assistant; the call gets its own message {_r(call_id)}",
+                )
+            # Named after the parent it names, unless that id is taken (or there is none).
+            owner_id = parent_id if parent_id and existing is None else call_id
+            owner = {"id": owner_id, "role": "assistant", "toolCalls": []}
             self._push(owner)
             if event.get("subagentRunId") is not None:
                 owner.setdefault("subagentRunId", event["subagentRunId"])
@@ -675,7 +661,7 @@ class Session:
     def _run_started(self, event: Mapping[str, Any], index: int) -> None:
         self.run_id = event.get("runId")
         self.thread_id = event.get("threadId")
-        self.pending_interrupts = []
+        # pending_interrupts stays: the reference client sets it at RUN_FINISHED only.
         self.pending_tool_call_ids = []
         self.run_error = None
         self._run_tool_calls = {}

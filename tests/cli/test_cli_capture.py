@@ -32,6 +32,7 @@ from agui_replay.providers import FakeProvider
 from agui_replay.server import run_input
 from agui_replay.server.testing import serve
 from agui_replay.sse import decode_sse, encode_sse
+from tests.package.test_docs import extract_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).with_name("agui-replay")
@@ -501,3 +502,31 @@ def test_runs_streamed_at_once_are_recorded_in_the_order_they_end(
         code, _, err = stop(process)
     assert code == 0, err
     assert [run.input["runId"] for run in load_cassette(out).runs] == ["quick", "slow"]
+
+
+def test_the_capture_pages_script_run_twice_stops_at_the_refusal(tmp_path: Path) -> None:
+    """The how-to's "From a script" block, saved and run twice in a fresh folder: the second
+    run's capture refuses the existing file, and the script stops there with that reason (not
+    with httpx's complaint about the empty URL it would post to next)."""
+    page = ROOT / "docs" / "howto" / "capture-any-agent.md"
+    heading = page.read_text(encoding="utf-8").splitlines().index("## From a script") + 1
+    (block,) = [b for b in extract_blocks(page) if b.lang == "python" and b.line > heading][:1]
+    (tmp_path / "capture_script.py").write_text(block.text, encoding="utf-8")
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "capture_script.py"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
+
+    first = run()
+    assert first.returncode == 0, first.stderr
+    second = run()
+    assert second.returncode == 2  # what the page says: capture's exit code
+    assert "--out captured.json exists: add --append" in second.stderr
+    assert "Traceback" not in second.stderr, second.stderr
+    assert "missing an 'http://'" not in second.stderr

@@ -525,7 +525,7 @@ def test_chunks_are_expanded_before_applying(verify: bool) -> None:
 # -- runs and interrupts ----------------------------------------------------------------------
 
 
-def test_interrupt_outcome_sets_pending_interrupts_and_the_next_run_clears_them() -> None:
+def test_interrupt_outcome_sets_pending_interrupts_and_the_next_run_finished_clears_them() -> None:
     interrupted = {
         **FINISH,
         "outcome": {
@@ -537,8 +537,11 @@ def test_interrupt_outcome_sets_pending_interrupts_and_the_next_run_clears_them(
     session.apply_all([RUN, *tool("c1", "delete_all", "{}"), interrupted])
     assert session.pending_interrupts == [{"id": "i1", "reason": "confirm", "toolCallId": "c1"}]
     session.apply({**RUN, "runId": "r2"})
-    assert session.pending_interrupts == []
     assert session.run_id == "r2"
+    # As in the reference client, RUN_STARTED leaves them; the run's RUN_FINISHED replaces them.
+    assert session.pending_interrupts == [{"id": "i1", "reason": "confirm", "toolCallId": "c1"}]
+    session.apply({**FINISH, "runId": "r2"})
+    assert session.pending_interrupts == []
 
 
 def test_pending_tool_calls_are_the_unanswered_ones() -> None:

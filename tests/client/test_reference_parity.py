@@ -1,4 +1,4 @@
-"""Two streams a user met where our client mode and ``@ag-ui/client`` 1.0 disagreed.
+"""Streams a user met where our client mode and ``@ag-ui/client`` 1.0 disagreed.
 
 * REASONING_MESSAGE_START without ``role``: the reference schema requires
   ``role: "reasoning"`` (no default), so the reference client rejects the stream at that
@@ -7,6 +7,11 @@
   boundary (always part of ``HttpAgent.runAgent``) reads this pre-1.0 null as an absent
   field, with a warning, and accepts the stream. Ours accepts it the same way (an outcome of
   success). Only ``enforceEvents`` on its own, without the boundary, rejects it.
+
+* A run that ends in an interrupt, then a run that starts and never finishes (its RUN_FINISHED
+  lost): the reference client changes ``pendingInterrupts`` only at RUN_FINISHED, so the first
+  run's interrupt is still pending at the end. Ours reports it too (it used to clear it at
+  RUN_STARTED).
 
 The agreement is checked against the reference itself where Node is installed (the pinned
 packages of tests/js/package.json); our side is checked everywhere. Our own emitters never
@@ -41,6 +46,14 @@ NO_ROLE = [
 ]
 NULL_OUTCOME = [START, {**FINISH, "outcome": None}]
 WITH_ROLE = [NO_ROLE[0], {**NO_ROLE[1], "role": "reasoning"}, *NO_ROLE[2:]]
+INTERRUPT = {"id": "i-1", "reason": "confirm"}
+INTERRUPTED_THEN_BROKEN = [
+    START,
+    {**FINISH, "outcome": {"type": "interrupt", "interrupts": [INTERRUPT]}},
+    {**START, "runId": "r-2"},
+    {"type": "TEXT_MESSAGE_START", "messageId": "m-2", "role": "assistant"},
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m-2", "delta": "Working"},
+]
 
 
 def test_a_reasoning_message_without_role_is_rejected_at_its_index() -> None:
@@ -70,6 +83,16 @@ def test_a_null_outcome_reads_as_absent_as_the_reference_boundary_reads_it() -> 
     session = apply_events(NULL_OUTCOME)
     assert session.events_applied == 2
     verify_stream(NULL_OUTCOME, "client")
+
+
+def test_an_interrupt_stays_pending_through_a_run_that_never_finishes() -> None:
+    session = apply_events(INTERRUPTED_THEN_BROKEN)
+    assert session.run_id == "r-2"
+    assert session.pending_interrupts == [INTERRUPT]
+    # The next RUN_FINISHED says what is pending: here, nothing.
+    session.apply({"type": "TEXT_MESSAGE_END", "messageId": "m-2"})
+    session.apply({**FINISH, "runId": "r-2"})
+    assert session.pending_interrupts == []
 
 
 def test_our_emitter_never_sends_either_shape() -> None:
@@ -109,9 +132,12 @@ def _ours(stream: list[dict[str, Any]]) -> tuple[bool, int | None]:
     return True, None
 
 
-def test_the_reference_client_agrees_on_both_streams() -> None:
+def test_the_reference_client_agrees_on_these_streams() -> None:
     folder = installed_js_packages("reference_verdicts.mjs")
-    streams = [NO_ROLE, NULL_OUTCOME, WITH_ROLE]
-    theirs = [(v["ok"], v["index"]) for v in _reference(folder, streams)]
-    assert theirs == [(False, 1), (True, None), (True, None)]
+    streams = [NO_ROLE, NULL_OUTCOME, WITH_ROLE, INTERRUPTED_THEN_BROKEN]
+    verdicts = _reference(folder, streams)
+    theirs = [(v["ok"], v["index"]) for v in verdicts]
+    assert theirs == [(False, 1), (True, None), (True, None), (True, None)]
     assert [_ours(s) for s in streams] == theirs
+    assert verdicts[3]["pendingInterrupts"] == [INTERRUPT]
+    assert Session().apply_all(INTERRUPTED_THEN_BROKEN).pending_interrupts == [INTERRUPT]

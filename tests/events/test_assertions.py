@@ -146,6 +146,84 @@ def test_message_text_of_chunk_events() -> None:
     assert message_text(events) == "ab"
 
 
+def _langgraph_turn_two() -> list[dict[str, Any]]:
+    """Run 2 of a thread as ag-ui-langgraph (0.0.47) streams it: this run's tool call and answer,
+    then a MESSAGES_SNAPSHOT of the whole thread, turn 1's messages included. The client keeps
+    the streamed messages where they are and appends the rest, so turn 1's answer ends up last."""
+    call = {
+        "id": "call-2",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+    }
+    turn_one = [
+        {"id": "user-1", "role": "user", "content": "Weather in Paris?"},
+        {
+            "id": "lc-1",
+            "role": "assistant",
+            "content": "",
+            "toolCalls": [
+                {
+                    **call,
+                    "id": "call-1",
+                    "function": {**call["function"], "arguments": '{"city": "Paris"}'},
+                }
+            ],
+        },
+        {"id": "tool-1", "role": "tool", "content": "sunny, 24°C", "toolCallId": "call-1"},
+        {"id": "lc-2", "role": "assistant", "content": "Paris: sunny, 24°C."},
+        {"id": "user-2", "role": "user", "content": "And in Oslo?"},
+    ]
+    return [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "run-2"},
+        {"type": "STEP_STARTED", "stepName": "chat"},
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "call-2",
+            "toolCallName": "get_weather",
+            "parentMessageId": "lc-3",
+        },
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "call-2", "delta": '{"city": "Oslo"}'},
+        {"type": "TOOL_CALL_END", "toolCallId": "call-2"},
+        {"type": "STEP_FINISHED", "stepName": "chat"},
+        {"type": "STEP_STARTED", "stepName": "tools"},
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "call-2",
+            "toolCallId": "call-2",
+            "content": "rain, 8°C",
+            "role": "tool",
+        },
+        {"type": "STEP_FINISHED", "stepName": "tools"},
+        {"type": "STEP_STARTED", "stepName": "chat"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "lc-4", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "lc-4", "delta": "Oslo: "},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "lc-4", "delta": "rain, 8°C."},
+        {"type": "TEXT_MESSAGE_END", "messageId": "lc-4"},
+        {"type": "STEP_FINISHED", "stepName": "chat"},
+        {
+            "type": "MESSAGES_SNAPSHOT",
+            "messages": [
+                *turn_one,
+                {"id": "lc-3", "role": "assistant", "content": "", "toolCalls": [call]},
+                {"id": "tool-2", "role": "tool", "content": "rain, 8°C", "toolCallId": "call-2"},
+                {"id": "lc-4", "role": "assistant", "content": "Oslo: rain, 8°C."},
+            ],
+        },
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "run-2"},
+    ]
+
+
+def test_message_text_is_the_answer_this_run_streamed() -> None:
+    events = _langgraph_turn_two()
+    # What the user saw: the client's list ends with turn 1's answer.
+    texts = [m["content"] for m in final_messages(events) if m["role"] == "assistant"]
+    assert texts[-1] == "Paris: sunny, 24°C."
+    assert message_text(events) == "Oslo: rain, 8°C."
+    # A run that streams no text (its answer only in a snapshot): the last one the client holds.
+    snapshot_only = [e for e in events if not e["type"].startswith("TEXT_MESSAGE")]
+    assert message_text(snapshot_only) == "Oslo: rain, 8°C."
+
+
 def test_a_broken_stream_fails_with_the_rule_not_a_traceback() -> None:
     events = [
         {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},

@@ -137,6 +137,8 @@ TESTS = textwrap.dedent(
         oslo = await agui.arun(app, second, path="/agent")
         assert_valid_stream(oslo, "strict")
         assert [e["content"] for e in oslo if e["type"] == "TOOL_CALL_RESULT"] == ["rain, 8°C"]
+        # The run's MESSAGES_SNAPSHOT puts turn 1's answer last; the answer is this run's.
+        assert message_text(oslo) == "Oslo: rain, 8°C."
         shown = Session(state=second.state, messages=second.messages).apply_all(oslo).finish()
         assert [m["content"] for m in shown.messages if m["role"] == "assistant"
                 and m["content"]] == ["Paris: sunny, 24°C.", "Oslo: rain, 8°C."]

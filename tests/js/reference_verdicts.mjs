@@ -1,9 +1,10 @@
 // Runs streams through the reference client's own stages (@ag-ui/client 1.0: the inbound
 // compatibility boundary, enforceEvents, transformChunks, verifyEvents, defaultApplyEvents)
 // and prints one verdict per stream: accepted or not, the index of the refused event, the
-// error text, the final state and messages, and how many warnings were logged.
+// error text, the final state, messages and pending interrupts, and how many warnings were
+// logged.
 // Usage: node reference_verdicts.mjs < streams.json   (a JSON list of event lists)
-// Prints a JSON list of {ok, index, error, state, messages, warnings}.
+// Prints a JSON list of {ok, index, error, state, messages, pendingInterrupts, warnings}.
 import { readFileSync } from "node:fs";
 import { catchError, from, lastValueFrom, tap, toArray } from "rxjs";
 import {
@@ -68,6 +69,6 @@ for (const events of streams) {
   } finally {
     console.warn = warn;
   }
-  verdicts.push({ ...verdict, state, messages, warnings });
+  verdicts.push({ ...verdict, state, messages, pendingInterrupts: agent.pendingInterrupts, warnings });
 }
 process.stdout.write(JSON.stringify(verdicts) + "\n");

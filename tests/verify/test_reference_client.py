@@ -2,11 +2,11 @@
 
 tests/js/reference_verdicts.mjs runs each stream through @ag-ui/client 1.0's own stages (the
 inbound compatibility boundary, enforceEvents, transformChunks, verifyEvents,
-defaultApplyEvents) and reports: accepted or not, the index of the refused event, the state and
-the messages. Streams: valid ones with subagents from ``event_streams(subagents=...)`` and
-every corruption kind of tests/support/corruptions.py. Ours must agree on every one: the
-verdict, the event,
-and (accepted streams) the state and messages of a ``Session``.
+defaultApplyEvents) and reports: accepted or not, the index of the refused event, the state,
+the messages and the pending interrupts. Streams: valid ones with subagents from
+``event_streams(subagents=...)`` and every corruption kind of tests/support/corruptions.py. Ours
+must agree on every one: the verdict, the event, and (accepted streams) the state, messages and
+pending interrupts of a ``Session``.
 
 Runs where Node and the reference client are installed (the folder tests/cli/test_cli_serve_ts.py
 installs into, ``$AGUI_REPLAY_JS_CACHE`` or ``~/.cache/agui-replay/js-<hash>``); skips with the
@@ -80,7 +80,13 @@ def _ours(stream: list[dict[str, Any]]) -> dict[str, Any]:
         session.apply_all(stream)
     except ProtocolViolation as error:
         return {"ok": False, "index": error.index, "error": str(error)}
-    return {"ok": True, "index": None, "state": session.state, "messages": session.messages}
+    return {
+        "ok": True,
+        "index": None,
+        "state": session.state,
+        "messages": session.messages,
+        "pendingInterrupts": session.pending_interrupts,
+    }
 
 
 def _compare(streams: list[list[dict[str, Any]]], folder: Path) -> None:
@@ -91,9 +97,8 @@ def _compare(streams: list[list[dict[str, Any]]], folder: Path) -> None:
         same = ours["ok"] == ref["ok"] and ours["index"] == ref["index"]
         if same and ours["ok"]:
             # JavaScript has one number type: compare numbers as the reference holds them.
-            same = js_number_view([ours["state"], ours["messages"]]) == js_number_view(
-                [ref["state"], ref["messages"]]
-            )
+            keys = ("state", "messages", "pendingInterrupts")
+            same = js_number_view([ours[k] for k in keys]) == js_number_view([ref[k] for k in keys])
         if not same:
             disagreements.append((stream, ours, ref))
     if disagreements:
