@@ -13,9 +13,12 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pytest
+
+if TYPE_CHECKING:
+    from agui_replay.recording import RecordMode
 
 DEFAULT_UPSTREAM = "https://api.openai.com/v1"
 """The default of ini ``agui_upstream``: the recording session's own default upstream (which
@@ -160,8 +163,8 @@ class SessionOptions:
 
     cassette_dir: Path
     rootdir: Path
-    cli_mode: Any
-    """The command line's ``RecordMode`` (``None``: not given)."""
+    cli_mode: RecordMode | None
+    """The command line's record mode (``None``: not given)."""
     cli_upstream: tuple[str, ...]
     secret_env: tuple[str, ...]
     provider_hosts: tuple[str, ...]
@@ -244,7 +247,7 @@ def _cassette_dir(config: pytest.Config) -> Path:
     return Path(base, str(ini_dir))
 
 
-def _cli_mode(config: pytest.Config) -> Any:
+def _cli_mode(config: pytest.Config) -> RecordMode | None:
     record = bool(config.getoption("agui_record"))
     named = config.getoption("agui_record_mode")
     if config.getoption("agui_refresh") and (record or named):
@@ -267,7 +270,7 @@ def _cli_mode(config: pytest.Config) -> Any:
     return _parse_mode(named, "--agui-record-mode")
 
 
-def _parse_mode(value: str, source: str) -> Any:
+def _parse_mode(value: str, source: str) -> RecordMode:
     from agui_replay.recording import RecordMode, RecordModeError
 
     try:

@@ -11,13 +11,16 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from agui_replay.errors import CassetteError
 from agui_replay.pytest_plugin._marker import KEYS, read_marker
 from agui_replay.pytest_plugin._options import SessionOptions
+
+if TYPE_CHECKING:
+    from agui_replay.recording import RecordMode
 
 _PLUGIN_ONLY = {"plugin": True}
 """Field metadata: a setting the plugin uses itself, not handed to the session."""
@@ -31,8 +34,8 @@ class CassetteSettings:
     """Everything one test's :class:`~agui_replay.recording.CassetteSession` is built with,
     and what the plugin does with its outcome."""
 
-    mode: Any
-    """The ``RecordMode``: marker, command line, then the ``agui_record_mode`` fixture."""
+    mode: RecordMode
+    """The record mode: marker, command line, then the ``agui_record_mode`` fixture."""
     upstream: Any
     """Marker, command line, then a factory of the ``agui_upstream`` fixture (requested only
     when a run records, so a replay never starts a conftest upstream)."""
@@ -129,7 +132,7 @@ def build_settings(
     )
 
 
-def _mode(marked: Any, options: SessionOptions, fixture_mode: str) -> Any:
+def _mode(marked: RecordMode | None, options: SessionOptions, fixture_mode: str) -> RecordMode:
     if marked is not None:
         return marked
     if options.cli_mode is not None:
