@@ -29,6 +29,7 @@ __all__ = [
     "atomic_write_text",
     "contained_cassette_path",
     "fit_file_name",
+    "is_temp_file",
     "safe_file_name",
 ]
 
@@ -60,6 +61,15 @@ def atomic_write_text(path: str | os.PathLike[str], pieces: Iterable[str]) -> Pa
         raise
     _fsync_folder(folder)
     return target
+
+
+_TEMP_FILE = re.compile(r"\A\..+\.[0-9]+\.[0-9a-f]{8}\.tmp\Z", re.DOTALL)
+
+
+def is_temp_file(name: str) -> bool:
+    """Whether ``name`` is that of an :func:`atomic_write_text` temporary file
+    (``.<name>.<pid>.<8 hex>.tmp``), such as a killed process leaves behind."""
+    return _TEMP_FILE.match(name) is not None
 
 
 def _fsync_folder(folder: Path) -> None:

@@ -15,7 +15,8 @@ Claims: before a run records, the plugin creates ``.<cassette name>.claim`` next
 cassette with ``O_EXCL``; it holds the session's run id and the test's node id. A second test
 of the same run finds it and is refused, naming both. The claims a session made are removed
 at its end; any left by a killed session are removed at the next session's start (by the
-xdist controller before its workers start).
+xdist controller before its workers start), with the temporary files of the cassette writes a
+killed process left behind.
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ from __future__ import annotations
 import functools
 import json
 import os
+import stat
 import time
 from pathlib import Path
 
 CLAIM_SUFFIX = ".claim"
+STALE_TEMP_SECONDS = 60.0
+"""A temporary cassette file older than this was left by a killed process: removed."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -124,3 +128,32 @@ def remove_stale_claims(folder: Path) -> None:
                     os.unlink(os.path.join(base, name))
                 except OSError:
                     continue
+
+
+def remove_stale_temp_files(
+    folder: Path, *, older_than: float = STALE_TEMP_SECONDS, now: float | None = None
+) -> list[str]:
+    """Delete, under ``folder``, the temporary files of cassette writes that a killed process
+    left behind: only names of ``atomic_write_text``'s pattern (``.<name>.<pid>.<hex>.tmp``),
+    regular files, last modified more than ``older_than`` seconds ago (a write in progress in
+    another process is younger). Returns the paths removed."""
+    from agui_replay._files import is_temp_file
+
+    removed: list[str] = []
+    if not folder.is_dir():
+        return removed
+    limit = (time.time() if now is None else now) - older_than
+    for base, _dirs, files in os.walk(folder):
+        for name in files:
+            if not is_temp_file(name):
+                continue
+            path = os.path.join(base, name)
+            try:
+                info = os.lstat(path)  # a symlink is not ours: never followed, never removed
+                if not stat.S_ISREG(info.st_mode) or info.st_mtime > limit:
+                    continue
+                os.unlink(path)
+            except OSError:
+                continue  # gone meanwhile, or not ours to remove
+            removed.append(path)
+    return sorted(removed)

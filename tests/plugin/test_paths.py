@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 import agui_replay.recording  # noqa: F401  (imported here: pytester drops modules first imported inside)
-from agui_replay import pytest_plugin
 from agui_replay._files import (
     MAX_NAME_BYTES,
     atomic_write_text,
     contained_cassette_path,
     fit_file_name,
+    is_temp_file,
     safe_file_name,
 )
 from agui_replay.errors import InvalidArgumentError
@@ -286,7 +286,7 @@ def test_stale_temp_files_of_ours_are_removed_at_session_start(pytester: pytest.
     assert link.is_symlink()
 
 
-def test_the_plugins_temp_pattern_matches_the_writer(tmp_path: Path) -> None:
+def test_the_temp_file_test_knows_the_writers_temp_files(tmp_path: Path) -> None:
     seen: list[str] = []
 
     def pieces() -> object:
@@ -296,6 +296,6 @@ def test_the_plugins_temp_pattern_matches_the_writer(tmp_path: Path) -> None:
 
     atomic_write_text(tmp_path / "test_x[a-b].json", pieces())  # type: ignore[arg-type]
     (name,) = seen
-    assert pytest_plugin._TEMP_FILE.match(name), name
-    assert not pytest_plugin._TEMP_FILE.match("test_x[a-b].json")
+    assert is_temp_file(name), name
+    assert not is_temp_file("test_x[a-b].json")
     assert len(name.encode()) - len(b"test_x[a-b].json") <= 22  # the room left for it

@@ -221,17 +221,17 @@ def test_a_syrupy_that_cannot_be_told_is_named_in_the_summary() -> None:
     """Without ``SnapshotSession.ran_item`` nothing is kept, and the summary says so."""
     from types import SimpleNamespace
 
-    from agui_replay.pytest_plugin import _keep_snapshots, _kept_snapshots_line
+    from agui_replay.pytest_plugin._syrupy import keep_snapshots, kept_snapshots_line
 
     told: list[tuple[str, str]] = []
     current = SimpleNamespace(_syrupy=SimpleNamespace(ran_item=lambda *a: told.append(a)))
-    _keep_snapshots(current, "t.py::test_a")  # type: ignore[arg-type]
+    keep_snapshots(current, "t.py::test_a")  # type: ignore[arg-type]
     assert told == [("t.py::test_a", "skipped")]
-    line = _kept_snapshots_line(current, ["t.py::test_a"])  # type: ignore[arg-type]
+    line = kept_snapshots_line(current, ["t.py::test_a"])  # type: ignore[arg-type]
     assert line.startswith("snapshots kept: t.py::test_a (failed during --agui-refresh")
 
     old = SimpleNamespace(_syrupy=SimpleNamespace())
-    _keep_snapshots(old, "t.py::test_a")  # type: ignore[arg-type]
-    line = _kept_snapshots_line(old, ["t.py::test_a", "t.py::test_b"])  # type: ignore[arg-type]
+    keep_snapshots(old, "t.py::test_a")  # type: ignore[arg-type]
+    line = kept_snapshots_line(old, ["t.py::test_a", "t.py::test_b"])  # type: ignore[arg-type]
     assert line.startswith("snapshots NOT kept: t.py::test_a, t.py::test_b failed during")
     assert "restore any that --snapshot-update deleted" in line

@@ -23,7 +23,7 @@ import requests  # noqa: F401
 
 from agui_replay.providers import FakeProvider
 from agui_replay.providers._transport._tape import DEFAULT_DROP_HOSTS
-from agui_replay.pytest_plugin import DEFAULT_DROP_HOSTS as PLUGIN_DROP_HOSTS
+from agui_replay.pytest_plugin._options import DEFAULT_DROP_HOSTS as PLUGIN_DROP_HOSTS
 from agui_replay.recording import CassetteSession, ReplayMismatchError
 from tests.plugin.test_offline_namespace import _namespace_problem
 from tests.support.project import free_port
