@@ -18,6 +18,9 @@ from agui_replay.recording._refresh import same_but_names
 from agui_replay.recording._runs import canonical
 
 if TYPE_CHECKING:
+    from agui_replay.recording._fault_checks import FaultChecks
+    from agui_replay.recording._pending_change import PendingChange
+    from agui_replay.recording._refresh import Refresh
     from agui_replay.recording._runs import PendingRun, RunRecord
     from agui_replay.recording._session import CassetteSession
 
@@ -29,8 +32,18 @@ _log = logging.getLogger("agui_replay.session")
 class Replayer:
     """Replays a session's runs from its cassette, one run at a time."""
 
-    def __init__(self, session: CassetteSession) -> None:
+    def __init__(
+        self,
+        session: CassetteSession,
+        *,
+        faults: FaultChecks,
+        refresh: Refresh,
+        pending: PendingChange,
+    ) -> None:
         self.session = session
+        self.faults = faults
+        self.refreshing = refresh
+        self.pending = pending
         # The runs as recorded, read in order by one normalizer (as the live runs are by
         # another), so ids carried from run to run keep one name across the cassette.
         self.recorded_ids = Normalizer(rules=session.normalizers)
@@ -42,12 +55,12 @@ class Replayer:
         recorded_runs = session.recorded_runs
         pending.recorded = self._recorded_run(pending.index, recorded_runs)
         self._check_input(pending)
-        session._faults.check_targets(recorded_runs, session.tape)
+        self.faults.check_targets(recorded_runs, session.tape)
         session.provider._replay(
             pending.recorded.interactions,
             session.match,
             session.match_ignore,
-            faults=session._faults.of_providers,
+            faults=self.faults.of_providers,
             first_request=sum(len(r.interactions) for r in recorded_runs[: pending.index]),
         )
 
@@ -86,7 +99,7 @@ class Replayer:
         if renamed and session.refresh:
             # only the names normalization gives ids moved (a new naming rule): the same
             # question, stored with the new names
-            session._refresh.renamed_inputs.add(pending.index)
+            self.refreshing.renamed_inputs.add(pending.index)
             _log.debug("%s: run #%d input read with new id names", session.path, pending.index)
             return
         diffs = json_diff(recorded, now)
@@ -104,7 +117,7 @@ class Replayer:
             )
         if session.refresh:
             first = (diffs[0][0] if diffs else "") or "/"
-            raise session._refresh.refuse(
+            raise self.refreshing.refuse(
                 pending.index,
                 f"it starts from another input than the recorded one (first differing "
                 f"field: {first})",
@@ -148,12 +161,12 @@ class Replayer:
         fake = pending.fake
         assert fake is not None
         if session.faults:
-            session._faults.check_run(pending.index, fake)
+            self.faults.check_run(pending.index, fake)
             return
         assert pending.recorded is not None
         same = matches_recording(pending, record, session.secrets)
         if session.refresh:  # a difference of the stream is what a refresh stores
-            session._refresh.judge(pending.index, fake, same)
+            self.refreshing.judge(pending.index, fake, same)
             return
         mismatch = check_replayed(
             str(session.path),
@@ -162,9 +175,9 @@ class Replayer:
             fake,
             same,
             record_command=session.record_command,
-            kept_in=session._pending.kept_in,
+            kept_in=self.pending.kept_in,
         )
         if mismatch is not None:
             if mismatch.events_only:
-                session._pending.events_changed = True
+                self.pending.events_changed = True
             raise mismatch.error

@@ -208,7 +208,9 @@ class CassetteSession:
         self.keep_pending = keep_pending
         self._pending = PendingChange(self.path, keep=keep_pending)
         self._recorder = RunRecorder(self)
-        self._replayer = Replayer(self)
+        self._replayer = Replayer(
+            self, faults=self._faults, refresh=self._refresh, pending=self._pending
+        )
         self._apps = AppHost()
 
     def __repr__(self) -> str:
