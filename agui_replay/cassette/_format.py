@@ -455,7 +455,7 @@ _BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{
 
 
 def _check_encoding(chunk: dict[str, Any], where: list[PathPart]) -> None:
-    # format 3: the bytes of a binary stream's read, as base64
+    # the bytes of a binary stream's read, as base64
     encoding = chunk["encoding"]
     if encoding != "base64":
         raise _Problem(
