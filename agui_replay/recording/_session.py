@@ -281,6 +281,10 @@ class CassetteSession:
     def recorded_runs(self) -> list[CassetteRun]:
         """The runs the cassette held when the session started (empty under ``rewrite``)."""
         self.start()
+        return self._held()
+
+    def _held(self) -> list[CassetteRun]:
+        """The runs of the cassette read so far (none before :meth:`start`)."""
         return list(self._cassette.runs) if self._cassette is not None else []
 
     @property
@@ -444,11 +448,11 @@ class CassetteSession:
         if self.upstream_failures and not self.record_errors:
             raise UpstreamError(self.upstream_failures[0])
         if self.faults:  # a faulted test may stop early: only its faults must have fired
-            self._faults.check_fired(self.tape, self.runs, self.recorded_runs)
+            self._faults.check_fired(self.tape, self.runs, self._held())
             return
         if not self._started or not self.replay_only:
             return
-        used, held = len(self.runs), len(self.recorded_runs)
+        used, held = len(self.runs), len(self._held())
         if 0 < used < held:
             raise ReplayMismatchError(
                 f"{self.path}: the test made {used} run(s) but the cassette holds {held}; "
