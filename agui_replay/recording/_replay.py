@@ -160,7 +160,7 @@ class Replayer:
         session = self.session
         fake = pending.fake
         assert fake is not None
-        if session.faults:
+        if self.faults.faults:
             self.faults.check_run(pending.index, fake)
             return
         assert pending.recorded is not None
