@@ -43,6 +43,7 @@ from agui_replay._hints import RECORD_HINT, UNNAMED_RECORD_COMMAND
 from agui_replay._limits import JSONLimitError, loads_json, non_finite_at
 from agui_replay._text import json_type, short_repr
 from agui_replay.cassette._lines import document_line
+from agui_replay.cassette._migration import FORMAT_VERSION, SUPPORTED_FORMAT_VERSIONS, migrate
 from agui_replay.errors import CassetteError, EventDecodeError, InvalidArgumentError
 from agui_replay.events import EVENT_TYPES, parse_event
 from agui_replay.scrub import DEFAULT_SECRET_HEADERS, scrub
@@ -60,14 +61,6 @@ __all__ = [
     "loads_cassette",
     "save_cassette",
 ]
-
-FORMAT_VERSION = 3
-"""The cassette format this version of agui-replay writes (2: each interaction names its
-provider; 3: a chunk of a binary stream is stored as ``{"offset", "data": base64, "encoding":
-"base64"}``, text chunks are as in 2)."""
-
-SUPPORTED_FORMAT_VERSIONS: frozenset[int] = frozenset({1, 2, 3})
-"""The cassette formats this version of agui-replay reads."""
 
 Validation: TypeAlias = Literal["full", "shape"]
 """``full`` validates every event and input with the ``ag_ui.core`` models; ``shape`` only checks
@@ -303,7 +296,7 @@ def _build(doc: Any, validate: Validation) -> Cassette:
             if part not in exchange:
                 raise _Problem(["http", j], f'an HTTP exchange needs its "{part}"')
             _expect(exchange[part], dict, ["http", j, part], "an object")
-    return Cassette(
+    cassette = Cassette(
         http=http,
         runs=[_build_run(run, i, validate) for i, run in enumerate(runs)],
         version=version,
@@ -312,6 +305,8 @@ def _build(doc: Any, validate: Validation) -> Cassette:
         name=name,
         meta=meta,
     )
+    migrate(cassette)
+    return cassette
 
 
 _URL_PATH = re.compile(r"(/[^\s?#\\]*)?")
@@ -460,7 +455,7 @@ _BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{
 
 
 def _check_encoding(chunk: dict[str, Any], where: list[PathPart]) -> None:
-    # format 3: the bytes of a binary stream's read, as base64
+    # the bytes of a binary stream's read, as base64
     encoding = chunk["encoding"]
     if encoding != "base64":
         raise _Problem(

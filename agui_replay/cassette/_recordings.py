@@ -89,7 +89,8 @@ class Recording:
     _lines: list[int | None] = field(default_factory=list, repr=False)
     _line_finder: Callable[[int], int | None] | None = field(default=None, repr=False)
     version: int | None = None
-    """A cassette's format version (``None`` for SSE captures and JSON lines)."""
+    """A cassette's format version once loaded, the current one (older formats are migrated
+    as they are read); ``None`` for SSE captures and JSON lines."""
 
     def line_of(self, index: int) -> int | None:
         """The file line where event ``index`` starts, when it can be told."""
@@ -215,7 +216,6 @@ def load_recording(path: str | os.PathLike[str]) -> Recording:
     """Read a cassette, an SSE capture or a JSON-lines capture (detected by extension and
     content). Raises :class:`InputFileError` or :class:`CassetteError` naming file and line.
     """
-    from agui_replay.cassette._format import event_line, load_cassette
     from agui_replay.cassette._lines import document_line
 
     if not isinstance(path, (str, os.PathLike)):
@@ -225,71 +225,10 @@ def load_recording(path: str | os.PathLike[str]) -> Recording:
         )
     target = Path(path)
     name = str(target)
-    try:
-        data = target.read_bytes()
-    except FileNotFoundError:
-        raise InputFileError("no such file", path=name) from None
-    except (OSError, ValueError) as exc:  # ValueError: a NUL character in the path
-        why = getattr(exc, "strerror", None) or exc
-        raise InputFileError(f"cannot read it: {why}", path=name) from None
-    try:
-        text = data.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as exc:
-        raise InputFileError(
-            f"not UTF-8 text (bad byte at offset {exc.start})",
-            path=name,
-            line=data.count(b"\n", 0, exc.start) + 1,
-        ) from None
-    suffix = target.suffix.lower()
-    head = text.lstrip()[:1]
-    kind: Kind
-    if suffix in _JSONL_EXTENSIONS:
-        kind = "jsonl"
-    elif suffix in _SSE_EXTENSIONS and _looks_like_sse(text):
-        kind = "sse"
-    elif head == "[":
-        kind = "json"
-    elif head == "{":
-        kind = "cassette"
-        if suffix != ".json":
-            # A file of event objects one per line, or one whole document?
-            try:
-                doc = loads_json(text, exact_ints=False)
-            except JSONLimitError:
-                kind = "jsonl"
-            else:
-                kind = "cassette" if isinstance(doc, dict) and "runs" in doc else "jsonl"
-    elif _looks_like_sse(text):
-        kind = "sse"
-    elif not text.strip():
-        raise InputFileError("the file is empty", path=name, line=1)
-    else:
-        raise InputFileError(
-            "cannot tell what this is: expected a cassette (JSON object with `runs`), an SSE "
-            "capture (`data: {...}` frames) or JSON lines (one event object per line)",
-            path=name,
-            line=1,
-        )
-
+    data, text = _read(target)
+    kind = _kind_of(target, text)
     if kind == "cassette":
-        cassette = load_cassette(target)
-        runs: list[RecordedRun] = []
-        events: list[WireEvent] = []
-        for i, crun in enumerate(cassette.runs):
-            runs.append(RecordedRun(i, len(events), crun.events, crun.input, crun.name))
-            events.extend(crun.events)
-        starts = [run.start for run in runs]
-
-        def cassette_line(index: int) -> int | None:
-            run = max((r for r, s in enumerate(starts) if s <= index), default=0)
-            return event_line(text, run, index - starts[run])
-
-        if not runs:
-            runs = [RecordedRun(0, 0, [])]
-        return Recording(
-            target, kind, runs, events, _line_finder=cassette_line, version=cassette.version
-        )
-
+        return _cassette_recording(target, text)
     lines: list[int | None]
     if kind == "jsonl":
         events, lines = _load_jsonl(text, name)
@@ -311,6 +250,80 @@ def load_recording(path: str | os.PathLike[str]) -> Recording:
         return Recording(target, kind, _split_runs(events), events, _line_finder=array_line)
     _validate(events, name, lambda i: lines[i] if i < len(lines) else None)
     return Recording(target, kind, _split_runs(events), events, lines)
+
+
+def _read(target: Path) -> tuple[bytes, str]:
+    """The bytes of an input file, and its text (UTF-8, without a byte order mark)."""
+    name = str(target)
+    try:
+        data = target.read_bytes()
+    except FileNotFoundError:
+        raise InputFileError("no such file", path=name) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL character in the path
+        why = getattr(exc, "strerror", None) or exc
+        raise InputFileError(f"cannot read it: {why}", path=name) from None
+    try:
+        return data, data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(
+            f"not UTF-8 text (bad byte at offset {exc.start})",
+            path=name,
+            line=data.count(b"\n", 0, exc.start) + 1,
+        ) from None
+
+
+def _kind_of(target: Path, text: str) -> Kind:
+    """What an input file holds, told by its extension and its first characters."""
+    suffix = target.suffix.lower()
+    head = text.lstrip()[:1]
+    if suffix in _JSONL_EXTENSIONS:
+        return "jsonl"
+    if suffix in _SSE_EXTENSIONS and _looks_like_sse(text):
+        return "sse"
+    if head == "[":
+        return "json"
+    if head == "{":
+        if suffix == ".json":
+            return "cassette"
+        # A file of event objects one per line, or one whole document?
+        try:
+            doc = loads_json(text, exact_ints=False)
+        except JSONLimitError:
+            return "jsonl"
+        return "cassette" if isinstance(doc, dict) and "runs" in doc else "jsonl"
+    if _looks_like_sse(text):
+        return "sse"
+    if not text.strip():
+        raise InputFileError("the file is empty", path=str(target), line=1)
+    raise InputFileError(
+        "cannot tell what this is: expected a cassette (JSON object with `runs`), an SSE "
+        "capture (`data: {...}` frames) or JSON lines (one event object per line)",
+        path=str(target),
+        line=1,
+    )
+
+
+def _cassette_recording(target: Path, text: str) -> Recording:
+    """A cassette file as a recording: each event's line is found when it is asked for."""
+    from agui_replay.cassette._format import event_line, load_cassette
+
+    cassette = load_cassette(target)
+    runs: list[RecordedRun] = []
+    events: list[WireEvent] = []
+    for i, crun in enumerate(cassette.runs):
+        runs.append(RecordedRun(i, len(events), crun.events, crun.input, crun.name))
+        events.extend(crun.events)
+    starts = [run.start for run in runs]
+
+    def cassette_line(index: int) -> int | None:
+        run = max((r for r, s in enumerate(starts) if s <= index), default=0)
+        return event_line(text, run, index - starts[run])
+
+    if not runs:
+        runs = [RecordedRun(0, 0, [])]
+    return Recording(
+        target, "cassette", runs, events, _line_finder=cassette_line, version=cassette.version
+    )
 
 
 # --- folding a recording into client state ----------------------------------------------------

@@ -94,7 +94,7 @@ def _assemble(run: RecordedRun) -> tuple[dict[int, _Block], set[int]]:
 
 
 def _input_summary(
-    run_input: dict[str, Any], width: int | None, open_interrupts: list[str], raw_inputs: bool
+    run_input: dict[str, Any], width: int | None, open_interrupts: list[str]
 ) -> list[str]:
     lines = []
     messages = run_input.get("messages") or []
@@ -114,26 +114,18 @@ def _input_summary(
     if run_input.get("state") not in (None, {}):
         lines.append(f"state: {clip(_compact(run_input.get('state')), width)}")
     resume = run_input.get("resume") or []
-    for n, answer in enumerate(resume if isinstance(resume, list) else []):
+    for answer in resume if isinstance(resume, list) else []:
         if isinstance(answer, dict):
             payload = f" {_compact(answer['payload'])}" if "payload" in answer else ""
-            ident = _resume_id(answer.get("interruptId"), n, open_interrupts, raw_inputs)
+            ident = _resume_id(answer.get("interruptId"), open_interrupts)
             lines.append(f"resume: {ident} {answer.get('status')}{payload}")
     return lines
 
 
-def _resume_id(ident: Any, n: int, open_interrupts: list[str], raw_inputs: bool) -> str:
-    """The interrupt a resume entry answers, by the name the shown events give it.
-
-    A format-1 cassette stores its inputs with the raw ids of the run that recorded it, while
-    its events are normalized: a resume entry there names the interrupt by a raw id the events
-    never show. It answers the previous run's open interrupts in order, so the n-th entry is
-    shown with the n-th interrupt's normalized id, and the stored id beside it.
-    """
+def _resume_id(ident: Any, open_interrupts: list[str]) -> str:
+    """The interrupt a resume entry answers, said when it answers none of those open."""
     if not open_interrupts or ident in open_interrupts:
         return str(ident)
-    if raw_inputs and n < len(open_interrupts):
-        return f"{open_interrupts[n]} (stored as {ident}: format-1 inputs keep raw ids)"
     return f"{ident} (answers none of the interrupts open: {', '.join(open_interrupts)})"
 
 
@@ -171,8 +163,6 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
     results: dict[str, list[str]] = {}
     seen_errors = 0
     current_run: RecordedRun | None = None
-    # A format-1 cassette stores its inputs with raw ids (its events normalized).
-    raw_inputs = recording.version is not None and recording.version < 2
     open_interrupts: list[str] = []
     for step in walk(recording, runs=runs):
         progress.tick(step.index)
@@ -193,7 +183,7 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
                 + "\n"
             )
             if run.input is not None:
-                for line in _input_summary(run.input, width, open_interrupts, raw_inputs):
+                for line in _input_summary(run.input, width, open_interrupts):
                     out.write("   " + color.dim(line) + "\n")
             open_interrupts = []
         if step.event.get("type") == "RUN_FINISHED":

@@ -46,7 +46,8 @@ from agui_replay.recording._modes import (
     UpstreamError,
     secrets_from_env,
 )
-from agui_replay.recording._session import CassetteSession, RunRecord
+from agui_replay.recording._runs import RunRecord
+from agui_replay.recording._session import CassetteSession
 
 __all__ = [
     "DEFAULT_SECRET_ENV",

@@ -20,25 +20,25 @@ The pytest plugin's ``--agui-refresh`` turns this on; :class:`CassetteSession` t
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agui_replay._files import atomic_write_text
 from agui_replay._normalizing import ID_KINDS
-from agui_replay._pending import PENDING_SUFFIX, pending_path
-from agui_replay.cassette import Cassette
+from agui_replay.cassette import Cassette, CassetteRun, save_cassette
+from agui_replay.recording._modes import ReplayMismatchError
+
+if TYPE_CHECKING:
+    from agui_replay.providers import FakeProvider
+    from agui_replay.recording._runs import RunRecord
 
 __all__ = [
-    "PENDING_SUFFIX",
-    "pending_path",
+    "Refresh",
     "refresh_refused",
     "refreshed_cassette",
     "same_but_names",
-    "write_pending",
+    "stored_inputs",
 ]
 
 _NAME = re.compile(rf".+-(?:{'|'.join(ID_KINDS)})-[0-9]+")
@@ -91,8 +91,7 @@ def refreshed_cassette(
 
     The interactions stay the very objects that were loaded (written again they give the same
     bytes), and so do ``recorded_at`` and the provider meta: only the events were derived
-    anew. ``inputs`` are the inputs to store: the recorded ones, except that a format-1
-    cassette (raw inputs) gets them normalized as format 2 stores them.
+    anew. ``inputs`` are the inputs to store (see :func:`stored_inputs`).
     """
     runs = [
         dataclasses.replace(run, input=inputs[n], events=list(events[n]))
@@ -101,23 +100,74 @@ def refreshed_cassette(
     return Cassette(runs=runs, name=old.name, meta=old.meta, recorded_at=old.recorded_at)
 
 
-def write_pending(cassette: Path, refreshed_text: str, runs: Sequence[int]) -> Path:
-    """Keep what a refresh would write over ``cassette`` (``refreshed_text``, the file text of
-    :func:`refreshed_cassette`) beside it, for ``agui-replay review``.
+def stored_inputs(
+    recorded: Sequence[CassetteRun], runs: Sequence[RunRecord], renamed: set[int]
+) -> list[dict[str, Any]]:
+    """The inputs a refreshed cassette stores: the recorded ones, except those of the runs in
+    ``renamed`` (read with new id names), stored as the run normalized them now."""
+    return [
+        runs[n].stored_input if n in renamed and n < len(runs) else run.input
+        for n, run in enumerate(recorded)
+    ]
 
-    The file is JSON: ``agui_replay_pending`` (its format, 1), ``cassette`` (the file name),
-    ``cassette_sha256`` (of the cassette's bytes now: a pending change of a cassette that
-    changed since is refused), ``runs`` (the runs whose events changed) and ``cassette_text``
-    (the text accepting it writes, byte for byte).
-    """
-    digest = hashlib.sha256(cassette.read_bytes()).hexdigest()
-    doc = {
-        "agui_replay_pending": 1,
-        "cassette": cassette.name,
-        "cassette_sha256": digest,
-        "runs": list(runs),
-        "cassette_text": refreshed_text,
-    }
-    target = pending_path(cassette)
-    atomic_write_text(target, [json.dumps(doc, ensure_ascii=False, indent=1), "\n"])
-    return target
+
+class Refresh:
+    """A refresh under way: the runs whose events it changes, and whether it may write."""
+
+    def __init__(self, path: Path, record_command: str) -> None:
+        self.path = path
+        self.record_command = record_command
+        self.refreshed: list[int] = []
+        """The runs whose events changed (written at the session's end)."""
+        self.renamed_inputs: set[int] = set()
+        """The runs whose input is stored with new id names."""
+        self.refused = False
+        """Nothing may be written: a run could not be refreshed, or the test failed."""
+
+    def refuse(self, index: int, what: str, detail: str) -> ReplayMismatchError:
+        """Refuse to write, with the error of run ``index`` whose ``what`` changed."""
+        self.refused = True
+        return ReplayMismatchError(
+            refresh_refused(self.path, index, what, detail, self.record_command)
+        )
+
+    def judge(self, index: int, fake: FakeProvider, same: bool) -> None:
+        """A refreshed run: its provider traffic must be the recorded one; new events are
+        kept for :meth:`save`."""
+        __tracebackhide__ = True  # the error is the test's: show its line
+        if fake.errors or fake.unserved:
+            if fake.errors:
+                text = str(fake.errors[0])
+                field = getattr(fake.errors[0], "field", None)
+                what = "its provider requests differ from the recorded ones" + (
+                    f" (first differing field: {field})" if field else ""
+                )
+            else:
+                text = "never requested: " + "; ".join(fake.unserved)
+                what = (
+                    f"it made {len(fake.requests)} provider request(s) where the recording has "
+                    f"{len(fake.turns)}"
+                )
+            detail = "\n".join(f"  {line}" for line in text.splitlines())
+            raise self.refuse(index, what, detail)
+        if not same:
+            self.refreshed.append(index)
+
+    def save(
+        self,
+        cassette: Cassette,
+        runs: Sequence[RunRecord],
+        secrets: list[str],
+        *,
+        blocked: bool,
+    ) -> Path | None:
+        """Write the refreshed cassette when every recorded run was refreshed and one
+        changed (``blocked``: a connection was refused, nothing is written)."""
+        if not self.refreshed or self.refused or blocked:
+            return None
+        if len(runs) != len(cassette.runs):
+            return None  # check_complete says why
+        inputs = stored_inputs(cassette.runs, runs, self.renamed_inputs)
+        refreshed = refreshed_cassette(cassette, [r.normalized for r in runs], inputs)
+        refreshed.http = cassette.http
+        return save_cassette(refreshed, self.path, secrets=secrets)

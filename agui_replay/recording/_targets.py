@@ -16,7 +16,7 @@ from agui_replay.sse import SSEDecoder
 if TYPE_CHECKING:
     from ag_ui.core import RunAgentInput
 
-__all__ = ["TargetKind", "arun_target", "run_target", "target_kind"]
+__all__ = ["AppHost", "TargetKind", "arun_target", "run_target", "target_kind"]
 
 T = TypeVar("T")
 
@@ -426,3 +426,66 @@ class _AppLoop:
         self._thread.join(10.0)
         if not self._thread.is_alive():
             self.loop.close()
+
+
+class AppHost:
+    """The ASGI apps a session ran, each started once (its lifespan) on one loop of their own,
+    and shut down at the session's end."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lifespans: dict[int, _Lifespan] = {}
+        self._loop: _AppLoop | None = None
+
+    async def _started(self, app: Any) -> _Lifespan:
+        # Runs on the app loop only, so two runs never start the same app twice.
+        lifespan = self._lifespans.get(id(app))
+        if lifespan is None:
+            lifespan = self._lifespans[id(app)] = _Lifespan(app)  # keeps `app` (and its id)
+        await lifespan.startup()
+        return lifespan
+
+    def _apps(self) -> _AppLoop:
+        with self._lock:
+            if self._loop is None:
+                self._loop = _AppLoop()
+            return self._loop
+
+    def run(self, app: Any, run_input: RunAgentInput, path: str) -> list[WireEvent]:
+        """One run of ``app`` (started first if need be), from a test that is not async."""
+        apps = self._apps()
+        lifespan: _Lifespan = apps.call(self._started(app))
+        if not lifespan.supported:
+            return run_target(app, run_input, kind="asgi", path=path)
+        events: list[WireEvent] = apps.call(_asgi_events(app, run_input, path, lifespan.state))
+        return events
+
+    async def arun(self, app: Any, run_input: RunAgentInput, path: str) -> list[WireEvent]:
+        """:meth:`run` for an async test."""
+        apps = self._apps()
+        lifespan: _Lifespan = await asyncio.wrap_future(apps.submit(self._started(app)))
+        if not lifespan.supported:
+            return await _asgi_events(app, run_input, path)
+        events: list[WireEvent] = await asyncio.wrap_future(
+            apps.submit(_asgi_events(app, run_input, path, lifespan.state))
+        )
+        return events
+
+    def stop(self) -> None:
+        """Send ``lifespan.shutdown`` to every started app; the first failure is raised."""
+        __tracebackhide__ = True  # the error is the test's: show its line
+        apps, self._loop = self._loop, None
+        if apps is None:
+            return
+        failures: list[TargetError] = []
+        try:
+            for lifespan in self._lifespans.values():
+                try:
+                    apps.call(lifespan.shutdown())
+                except TargetError as error:
+                    failures.append(error)
+        finally:
+            self._lifespans.clear()
+            apps.close()
+        if failures:
+            raise failures[0]

@@ -137,7 +137,10 @@ def test_older_format_versions_still_load_and_replay(version: int) -> None:
         "runs": [{"input": INPUT, "interactions": [interaction], "events": EVENTS}],
     }
     loaded = loads_cassette(json.dumps(doc))
-    assert loaded.version == version
+    assert loaded.version == FORMAT_VERSION  # migrated as it is read
+    # format 1 named no provider: its exchanges answer any, as "default" ones do
+    assert loaded.runs[0].interactions[0]["provider"] == ("openai" if version == 2 else "default")
+    assert f'"version": {FORMAT_VERSION},' in dumps_cassette(loaded)
     fake = FakeProvider.from_interactions(loaded.runs[0].interactions)
     plan = fake.handle("POST", "/v1/chat/completions", {}, b'{"model": "m"}')
     assert [data for _, data in plan.writes()] == [sse.encode(), b"data: [DONE]\n\n"]

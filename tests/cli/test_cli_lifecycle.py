@@ -80,13 +80,16 @@ def _stored_resume(path: Path, interrupt_id: str, *, version: int | None = None)
 def test_show_maps_a_format_1_resume_to_the_interrupt_it_answers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Format 1 stored inputs raw and events normalized: the resume names the raw id.
+    # Format 1 stored inputs raw and events normalized: the resume names the raw id, which
+    # the migration on load reads as the interrupt it answers.
     path = _stored_resume(tmp_path / "old.json", "ask-approval", version=1)
     code, out, _ = run_cli(capsys, "show", str(path), "--no-color")
     assert code == 0
     interrupt, resume = _interrupt_and_resume_lines(out)
     assert interrupt == resume
-    assert "(stored as ask-approval: format-1 inputs keep raw ids)" in out
+    assert interrupt != "ask-approval"
+    assert "ask-approval" not in out
+    assert "answers none" not in out
 
 
 def test_show_says_when_a_resume_answers_no_open_interrupt(

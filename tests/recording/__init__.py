@@ -1,0 +1,1 @@
+"""The recording session and its parts: record, replay, refresh, pending changes, faults."""
