@@ -20,7 +20,7 @@ median ratio over the rounds. The StateManager is pure Python; what each row mea
   rounds alternate between two such documents, each round a fresh copy (``orjson.loads`` of
   its JSON, outside the timing: an agent builds a new state from new strings, whose hashes
   Python has not computed yet), so every publish is a snapshot that follows a snapshot. After
-  a snapshot the manager keeps only the bytes it encoded (``agui_replay/state/_lazy.py``) and
+  a snapshot the manager keeps only the bytes it encoded (``agui_replay/state/_baseline.py``) and
   the object it was given: the next publish walks from that object to show that a snapshot is
   due, after checking that its JSON is still those bytes.
 - a new document after a delta: each round changes one field of the document published last

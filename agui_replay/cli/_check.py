@@ -122,7 +122,7 @@ def _verify_one(args: argparse.Namespace, path: str, out: TextIO) -> int:
 
 def _diff(args: argparse.Namespace, out: TextIO) -> int:
     if getattr(args, "interactions", False):
-        from agui_replay.cli._interactions import diff_interactions
+        from agui_replay.cli._exchanges import diff_interactions
 
         return diff_interactions(args, out)
     from agui_replay.assertions import explain_stream_diff

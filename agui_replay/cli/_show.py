@@ -139,7 +139,7 @@ def _interrupt_ids(event: dict[str, Any]) -> list[str]:
 
 def _show(args: argparse.Namespace, out: TextIO) -> int:
     if getattr(args, "interactions", False):
-        from agui_replay.cli._interactions import show_interactions
+        from agui_replay.cli._exchanges import show_interactions
 
         return show_interactions(args, out)
     only = _wanted_types(args)

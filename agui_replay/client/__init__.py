@@ -1,7 +1,7 @@
 """The client-side view of a stream: fold AG-UI events into state, messages and interrupts."""
 
 from agui_replay._lazy import claim
-from agui_replay.client._session import (
+from agui_replay.client._folding import (
     EventPatchError,
     Session,
     apply_events,

@@ -29,7 +29,7 @@ offsets survive):
   reasoning summaries...); Anthropic ``content_block_delta`` ``text`` / ``partial_json`` /
   ``thinking``; Gemini ``candidates[i].content.parts[j].text``. Each other string of a frame
   is scrubbed on its own (also when JSON-escaped); a changed string is re-encoded in place,
-  so every frame stays valid JSON (see :mod:`agui_replay.scrub._streams`);
+  so every frame stays valid JSON (see :mod:`agui_replay.scrub._streamed_text`);
 * the ``delta`` of the AG-UI content events of one message or tool call;
 * a ``"chunks"`` list whose chunks are binary (``"encoding": "base64"``, an AWS event stream):
   each message's JSON payload is scrubbed, the text streamed over several messages as one
@@ -59,8 +59,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agui_replay._secrets import SIGNING_HEADERS, header_value_secrets
-from agui_replay.scrub._eventstream import scrub_eventstream
-from agui_replay.scrub._streams import scrub_chunks, split_scrub
+from agui_replay.scrub._frames import scrub_eventstream
+from agui_replay.scrub._streamed_text import scrub_chunks, split_scrub
 
 __all__ = [
     "DEFAULT_SECRET_HEADERS",

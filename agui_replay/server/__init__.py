@@ -23,9 +23,9 @@ from agui_replay.server._cancel import CancellationToken
 from agui_replay.server._context import RunContext, run_input
 from agui_replay.server._driver import Agent, run_agent, run_agent_sync
 from agui_replay.server._handles import MessageHandle, ReasoningHandle, ToolCallHandle
-from agui_replay.server._ids import MessageId
 from agui_replay.server._outcome import Interrupt, Interrupted
 from agui_replay.server._predictive import PendingConfirmation, PredictState, StateFromArgument
+from agui_replay.server._run_ids import MessageId
 
 if TYPE_CHECKING:
     from agui_replay.server._asgi import AguiEndpoint, agui_app

@@ -44,7 +44,6 @@ from agui_replay.server._handles import (
     ToolCallHandle,
     _Block,
 )
-from agui_replay.server._ids import MessageId, RunIds, ToolCallId
 from agui_replay.server._outcome import Interrupted
 from agui_replay.server._predictive import (
     PredictState,
@@ -53,6 +52,7 @@ from agui_replay.server._predictive import (
     request_confirmation,
     resumed_tool_call,
 )
+from agui_replay.server._run_ids import MessageId, RunIds, ToolCallId
 from agui_replay.server._runstate import RunState, StateAccess
 from agui_replay.server._sink import EventReceiver, EventSink
 from agui_replay.state import decode_state, encode_state

@@ -45,7 +45,7 @@ from pydantic_core import to_jsonable_python
 from agui_replay._eventtypes import UNORDERED_TYPES
 from agui_replay.errors import BlockOpenError, HandleClosedError
 from agui_replay.events import EventLike, event_type, parse_event
-from agui_replay.server._ids import MessageId, ToolCallId
+from agui_replay.server._run_ids import MessageId, ToolCallId
 from agui_replay.server._runstate import RunState, StateAccess
 from agui_replay.server._sink import EventSink
 

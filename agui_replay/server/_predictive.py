@@ -46,9 +46,9 @@ from ag_ui.core import AssistantMessage, ResumeEntry
 
 from agui_replay.errors import AgentError, InvalidArgumentError
 from agui_replay.server._handles import ToolCallHandle
-from agui_replay.server._ids import MessageId, ToolCallId
 from agui_replay.server._outcome import Interrupt, Interrupted
 from agui_replay.server._partial_json import PartialJSON
+from agui_replay.server._run_ids import MessageId, ToolCallId
 from agui_replay.state import decode_state, encode_state
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from .._jsonvalues import (
     value_error,
 )
 from ..patch import diff_in_place
+from ._baseline import LazyBaseline
 from ._codec import encode_state
-from ._lazy import LazyBaseline
 from ._plain import is_plain
 from ._variants import Delta, Snapshot, StatePublish, Unchanged
 

@@ -51,10 +51,10 @@ from agui_replay.errors import InvalidArgumentError
 from agui_replay.events import to_wire
 from agui_replay.patch import json_equal
 from agui_replay.state import StateManager, encode_state
-from agui_replay.strategies import _json
+from agui_replay.strategies import _documents
 from agui_replay.strategies._appliers import Applier, get_applier, js_number_view
-from agui_replay.strategies._json import chunk_splits, json_keys, json_scalars, mutations
-from agui_replay.strategies._streams import event_streams
+from agui_replay.strategies._documents import chunk_splits, json_keys, json_scalars, mutations
+from agui_replay.strategies._events import event_streams
 
 __all__ = [
     "assert_state_round_trip",
@@ -84,13 +84,15 @@ def _strategy_for(tp: Any) -> st.SearchStrategy[Any]:
     """A strategy for a type annotation, JSON-friendly where hypothesis' default is not
     (finite floats, JS-safe integers, models built field by field)."""
     if tp is Any or tp is object:
-        return _json.json_values(max_depth=2, max_leaves=9)
+        return _documents.json_values(max_depth=2, max_leaves=9)
     if tp is None or tp is type(None):
         return st.none()
     if tp is bool:
         return st.booleans()
     if tp is int:
-        return st.integers(min_value=-_json.MAX_SAFE_INTEGER, max_value=_json.MAX_SAFE_INTEGER)
+        return st.integers(
+            min_value=-_documents.MAX_SAFE_INTEGER, max_value=_documents.MAX_SAFE_INTEGER
+        )
     if tp is float:
         return st.floats(allow_nan=False, allow_infinity=False)
     if tp is str:
@@ -180,7 +182,7 @@ def _state_models(model_type: type[T] | Any) -> st.SearchStrategy[T]:
     ``dict`` / ``Any`` give JSON objects.
     """
     if model_type is dict or model_type is Any:
-        return typing.cast(st.SearchStrategy[T], _json.json_documents())
+        return typing.cast(st.SearchStrategy[T], _documents.json_documents())
     if _is_pydantic_model(model_type):
         return _build_pydantic(model_type)
     if dataclasses.is_dataclass(model_type) and isinstance(model_type, type):
@@ -221,7 +223,7 @@ def state_sequences(draw: st.DrawFn, state_type: Any, *, max_steps: int = 8) -> 
     one field (the usual case), repeats the value, or starts over with a new instance."""
     models = _state_models(state_type)
     if state_type is dict or state_type is Any:
-        return draw(_json.mutation_sequences(models, max_steps=max_steps))
+        return draw(_documents.mutation_sequences(models, max_steps=max_steps))
     current = draw(models)
     sequence = [current]
     for _ in range(draw(st.integers(0, max_steps))):

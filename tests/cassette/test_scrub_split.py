@@ -31,7 +31,7 @@ from agui_replay.cassette import Cassette, CassetteRun, save_cassette
 from agui_replay.providers import FakeProvider, Interaction, Recorder
 from agui_replay.providers._chunking import by_size, split_at
 from agui_replay.scrub import DEFAULT_SECRET_PATTERNS, SCRUBBED, scrub
-from agui_replay.scrub import _streams as _scrub_streams
+from agui_replay.scrub import _streamed_text as _scrub_streams
 from agui_replay.scrub._scrubber import scrub_sequence
 
 Api = Literal["chat", "responses", "anthropic", "gemini"]

@@ -32,7 +32,7 @@ from agui_replay.server._partial_json import PartialJSON
 from agui_replay.server._predictive import InMemoryConfirmations
 from agui_replay.server.testing import fold
 from agui_replay.strategies import chunk_splits
-from agui_replay.strategies._json import json_values
+from agui_replay.strategies._documents import json_values
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:

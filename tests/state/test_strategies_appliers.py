@@ -14,7 +14,7 @@ from agui_replay.errors import InvalidArgumentError
 from agui_replay.state import Snapshot, StateManager
 from agui_replay.strategies import assert_state_round_trip, check_state_round_trip
 from agui_replay.strategies._appliers import fast_json_patch_path, js_number_view
-from agui_replay.strategies._json import AWKWARD_KEYS, json_documents, mutation_sequences
+from agui_replay.strategies._documents import AWKWARD_KEYS, json_documents, mutation_sequences
 from tests.support.js_packages import installed_js_packages, js_folder
 
 

@@ -24,7 +24,7 @@ from agui_replay.strategies import (
     event_streams,
     mutations,
 )
-from agui_replay.strategies._json import (
+from agui_replay.strategies._documents import (
     AWKWARD_KEYS,
     json_documents,
     json_values,

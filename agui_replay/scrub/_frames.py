@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agui_replay._eventstream import decode_frames
-from agui_replay.scrub._streams import split_scrub
+from agui_replay.scrub._streamed_text import split_scrub
 
 __all__ = ["scrub_eventstream"]
 

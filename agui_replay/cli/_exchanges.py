@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 from agui_replay._jsondiff import describe, first_difference
 from agui_replay.cli._common import EXIT_DIFFERENT, EXIT_OK, _UsageError
-from agui_replay.cli._interactions_read import (
+from agui_replay.cli._exchange_reader import (
     Exchange,
     load_exchanges,
     request_summary,

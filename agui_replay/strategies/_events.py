@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.events import to_wire
 from agui_replay.state import StateManager
-from agui_replay.strategies._json import (
+from agui_replay.strategies._documents import (
     chunk_splits,
     json_documents,
     json_values,
