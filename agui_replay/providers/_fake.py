@@ -7,7 +7,6 @@ import asyncio
 import logging
 import os
 import re
-import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -16,14 +15,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from agui_replay.errors import ProviderError, RequestMismatchError, ScriptExhaustedError
 from agui_replay.providers._formats import encode_turn, error_plan, stream_encoder
 from agui_replay.providers._formats._wire import (
-    Plan,
-    StreamCut,
     StreamEncoder,
     TurnContext,
-    json_plan,
 )
 from agui_replay.providers._interaction import Interaction, parse_body
 from agui_replay.providers._matching import describe_difference, first_difference
+from agui_replay.providers._plan import Plan, StreamCut, TimedOut, json_plan
 from agui_replay.providers._script import (
     Api,
     Delta,
@@ -773,7 +770,7 @@ class FakeProvider:
         what = f"{fault.describe()} on {rec.method} {rec.path}"
         if fault.kind == "timeout":
             _log.debug("replaying %s: a read timeout", what)
-            raise _read_timeout(f"agui_replay fault: read timed out ({what})")
+            raise TimedOut(f"agui_replay fault: read timed out ({what})")
         _log.debug("replaying %s: HTTP %s", what, fault.code)
         return error_plan(
             detect_api(rec.path),
@@ -821,50 +818,6 @@ def _malformed_frame(interaction: Interaction, around: list[tuple[float, bytes]]
     named = [n for n in names if n not in (b"ping", b"message_stop", b"error")]
     event = b"event: " + named[-1] + b"\n" if named else b""
     return event + b"data: " + _MALFORMED.encode() + b"\n\n"
-
-
-_TIMEOUTS = {
-    "agui_replay.providers._transport._aiohttp": "aiohttp",
-    "agui_replay.providers._transport._urllib3": "urllib3",
-    "agui_replay.providers._transport._urllib": "socket",
-    "agui_replay.providers._transport._loopback": "socket",
-}
-
-
-def _read_timeout(message: str) -> BaseException:
-    """What the HTTP library that sent the request raises on a read timeout: the nearest
-    in-process transport on the stack (httpx2's or httpx's, aiohttp's, urllib3's,
-    http.client's) says which library that is."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module == "agui_replay.providers._transport._httpx":
-            owner = type(frame.f_locals.get("self")).__name__
-            if owner.startswith("Httpx2"):
-                import httpx2
-
-                return httpx2.ReadTimeout(message)
-            if owner.startswith("Httpx"):
-                import httpx
-
-                return httpx.ReadTimeout(message)
-        library = _TIMEOUTS.get(module)
-        if library == "aiohttp":
-            import aiohttp
-
-            # a read timeout is SocketTimeoutError (aiohttp >= 3.10), a ServerTimeoutError
-            timeout: type[Exception] = getattr(
-                aiohttp, "SocketTimeoutError", aiohttp.ServerTimeoutError
-            )
-            return timeout(message)
-        if library == "urllib3":
-            from urllib3.exceptions import ReadTimeoutError
-
-            return ReadTimeoutError(None, "", message)  # type: ignore[arg-type]
-        if library == "socket":
-            break
-        frame = frame.f_back  # type: ignore[assignment]
-    return TimeoutError(message)  # socket.timeout
 
 
 def _match_ignore_rules(globs: Iterable[str]) -> tuple[tuple[str, ...], tuple[Any, ...]]:

@@ -31,7 +31,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 from agui_replay._secrets import SIGNING_HEADERS, header_value_secrets
 from agui_replay.errors import ProviderError
-from agui_replay.providers._formats._wire import Plan, StreamCut, error_plan, url_target
+from agui_replay.providers._formats._wire import error_plan
 from agui_replay.providers._interaction import (
     Chunk,
     Interaction,
@@ -40,6 +40,7 @@ from agui_replay.providers._interaction import (
     is_text_content_type,
     parse_body,
 )
+from agui_replay.providers._plan import PASSTHROUGH, Plan, StreamCut, url_target
 from agui_replay.providers._transport._loopback import LoopbackServer
 from agui_replay.scrub import Scrubber as _Scrub
 
@@ -49,11 +50,7 @@ if TYPE_CHECKING:
 
     from agui_replay.providers._fake import FakeProvider, MatchMode
 
-__all__ = ["DEFAULT_SCRUB_HEADERS", "PASSTHROUGH", "SCRUBBED", "ProxyApp", "Recorder", "Scrubber"]
-
-PASSTHROUGH = "agui_replay.passthrough"
-"""A request extension: the provider routing lets a request that carries it through untouched
-(the recorder's own requests to the upstream)."""
+__all__ = ["DEFAULT_SCRUB_HEADERS", "SCRUBBED", "ProxyApp", "Recorder", "Scrubber"]
 
 SCRUBBED = "<scrubbed>"
 DEFAULT_SCRUB_HEADERS: tuple[str, ...] = (

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from agui_replay.providers._fake import FakeProvider
-    from agui_replay.providers._formats._wire import Plan
+    from agui_replay.providers._plan import Plan
     from agui_replay.providers._recorder import ProxyApp, Recorder
     from agui_replay.providers._transport._loopback import LoopbackServer
     from agui_replay.providers._transport._routing import HostTable

@@ -27,7 +27,7 @@ import agui_replay.providers._transport._routing
 import agui_replay.recording
 import agui_replay.server
 from agui_replay.providers import FakeProvider, LoopbackServer
-from agui_replay.providers._formats._wire import Plan
+from agui_replay.providers._plan import Plan
 from agui_replay.providers._transport import _aiohttp
 from agui_replay.providers._transport._aiohttp import parse_request
 from agui_replay.providers._transport._routing import ORIGIN_HEADER, HostTable, Router

@@ -17,7 +17,7 @@ import requests
 import urllib3
 
 from agui_replay.providers import FakeProvider
-from agui_replay.providers._formats._wire import Plan
+from agui_replay.providers._plan import Plan
 from agui_replay.providers._transport._routing import HostTable, Router, intercepting
 
 URL = "https://api.openai.com/v1/chat/completions"

@@ -337,7 +337,7 @@ def test_a_secret_cut_by_a_network_read_boundary_is_still_scrubbed() -> None:
 def test_recorder_app_records_behind_a_transport_and_a_router() -> None:
     from agui_replay.providers import LoopbackServer, detect_api
     from agui_replay.providers._formats import error_plan
-    from agui_replay.providers._formats._wire import Plan
+    from agui_replay.providers._plan import Plan
     from agui_replay.providers._recorder import ProxyApp
     from agui_replay.providers._transport._httpx import Httpx2Transport
 

@@ -19,7 +19,7 @@ import pytest
 from agui_replay.cassette import load_cassette
 from agui_replay.errors import ProviderError
 from agui_replay.providers import FakeProvider
-from agui_replay.providers._formats._wire import Plan
+from agui_replay.providers._plan import Plan
 from agui_replay.providers._transport._routing import (
     ENV_VARS,
     HostTable,

@@ -54,8 +54,6 @@ from urllib.parse import parse_qsl, urlsplit
 
 from agui_replay._text import clip
 from agui_replay.errors import CassetteError, InvalidArgumentError, ReplayMismatchError
-from agui_replay.providers._fake import _read_timeout
-from agui_replay.providers._formats._wire import Plan, StreamCut
 from agui_replay.providers._interaction import (
     Chunk,
     RecordedResponse,
@@ -63,7 +61,8 @@ from agui_replay.providers._interaction import (
     is_text_content_type,
     parse_body,
 )
-from agui_replay.providers._recorder import _HOP, _UNSTORED, PASSTHROUGH, Scrubber
+from agui_replay.providers._plan import PASSTHROUGH, Plan, StreamCut, TimedOut, Unreachable
+from agui_replay.providers._recorder import _HOP, _UNSTORED, Scrubber
 from agui_replay.providers._transport._loopback import OPEN_PORTS
 from agui_replay.providers._transport._routing import HostTable, Router
 
@@ -503,7 +502,7 @@ class HttpTape:
         what = f"{fault.describe()} on {shown}"
         if fault.kind == "timeout":
             _log.debug("%s: replaying %s: a read timeout", self.where, what)
-            raise _read_timeout(f"agui_replay fault: read timed out ({what})")
+            raise TimedOut(f"agui_replay fault: read timed out ({what})")
         _log.debug("%s: replaying %s: HTTP %s", self.where, what, fault.code)
         message = f"agui_replay fault: HTTP {fault.code} ({what})"
         data = json.dumps({"error": {"code": fault.code, "message": message}}).encode()
@@ -634,8 +633,8 @@ class HttpTape:
             response = client.send(request, stream=True)
         except (httpx2.HTTPError, OSError) as exc:
             self._failed(recording, method, url, exc)
-            # an OSError: each patched library turns it into its own connection error
-            raise ConnectionError(f"{method} {url}: {exc}") from exc
+            # each transport turns it into its own library's connection error
+            raise Unreachable(f"{method} {url}: {exc}") from exc
         kept = self._responded(recording, response)
 
         def writes() -> Iterator[tuple[float, bytes]]:
@@ -675,7 +674,7 @@ class HttpTape:
             self._failed(recording, method, url, exc)
             with anyio.CancelScope(shield=True):
                 await client.aclose()
-            raise ConnectionError(f"{method} {url}: {exc}") from exc
+            raise Unreachable(f"{method} {url}: {exc}") from exc
         kept = self._responded(recording, response)
         if not recording.streaming:  # read now: a client may close it unread (a 202)
             try:

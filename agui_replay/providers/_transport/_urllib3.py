@@ -19,13 +19,15 @@ Private to :mod:`agui_replay.providers`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from agui_replay.providers._plan import Failure, Library
 from agui_replay.providers._transport._urllib import Answer, plan_response
 
-__all__ = ["patch_urlopen", "request_body"]
+__all__ = ["install", "patch_urlopen", "request_body"]
 
 Route = Callable[[str | None, int | None, str], "Answer | None"]
 """``route(host, port or None for the scheme's default, origin) -> answer | None``."""
@@ -61,6 +63,30 @@ def _headers(pool: Any, headers: Mapping[str, str] | None, netloc: str) -> dict[
     out = {_text(k).lower(): _text(v) for k, v in dict(given).items()}
     out.setdefault("host", netloc)
     return out
+
+
+class _Urllib3(Library):
+    """urllib3's read timeout (``requests`` and ``botocore`` wrap it in their own)."""
+
+    def timeout(self, message: str, request: Any) -> BaseException:
+        from urllib3.exceptions import ReadTimeoutError
+
+        return ReadTimeoutError(None, "", message)  # type: ignore[arg-type]
+
+
+_URLLIB3 = _Urllib3()
+
+
+def install(route: Callable[..., Any]) -> list[tuple[Any, str, Any]]:
+    """Patch ``HTTPConnectionPool.urlopen`` (when urllib3 is installed) to answer routed
+    requests through ``route(host, port, origin, asynchronous=False)``."""
+    try:
+        from urllib3.connectionpool import HTTPConnectionPool as pool
+    except ImportError:
+        return []
+    original = pool.urlopen
+    pool.urlopen = patch_urlopen(pool, functools.partial(route, asynchronous=False))  # type: ignore[method-assign]
+    return [(pool, "urlopen", original)]
 
 
 def patch_urlopen(cls: Any, route: Route) -> Any:
@@ -212,7 +238,10 @@ def _answered(
     from urllib3.response import HTTPResponse
     from urllib3.util.retry import Retry
 
-    plan = answer(method, target, headers, body)
+    try:
+        plan = answer(method, target, headers, body)
+    except Failure as failure:
+        raise (_URLLIB3.error(failure) or failure) from failure
     raw = plan_response(plan, method)
     response = HTTPResponse(
         body=raw,
