@@ -50,7 +50,15 @@ if TYPE_CHECKING:
 
     from agui_replay.providers._fake import FakeProvider, MatchMode
 
-__all__ = ["DEFAULT_SCRUB_HEADERS", "SCRUBBED", "ProxyApp", "Recorder", "Scrubber"]
+__all__ = [
+    "DEFAULT_SCRUB_HEADERS",
+    "HOP",
+    "SCRUBBED",
+    "UNSTORED",
+    "ProxyApp",
+    "Recorder",
+    "Scrubber",
+]
 
 SCRUBBED = "<scrubbed>"
 DEFAULT_SCRUB_HEADERS: tuple[str, ...] = (
@@ -65,10 +73,10 @@ DEFAULT_SCRUB_HEADERS: tuple[str, ...] = (
 )
 # query parameters that carry an API key
 _QUERY_KEYS = {"key", "api_key", "api-key"}
-# headers that describe one connection, not the exchange
-_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "te", "upgrade"}
-# headers that describe one signed attempt (SigV4): never stored
-_UNSTORED = _HOP | SIGNING_HEADERS
+HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "te", "upgrade"}
+"""Headers that describe one connection, not the exchange: never forwarded nor stored."""
+UNSTORED = HOP | SIGNING_HEADERS
+"""Request headers never stored: :data:`HOP`, and those of one signed attempt (SigV4)."""
 
 
 class _HasBaseUrl(Protocol):
@@ -188,7 +196,7 @@ class _Capture:
         scrub = self.recorder.scrubber
         self.interaction.response.status = status
         self.interaction.response.headers = {
-            k: v for k, v in scrub.headers(headers).items() if k not in _HOP
+            k: v for k, v in scrub.headers(headers).items() if k not in HOP
         }
         self.binary = not is_text_content_type(
             self.interaction.response.headers.get("content-type")
@@ -288,7 +296,7 @@ class Recorder:
     ) -> _Capture:
         started = time.monotonic()
         scrub = self.scrubber
-        req_headers = {k: v for k, v in scrub.headers(headers).items() if k not in _UNSTORED}
+        req_headers = {k: v for k, v in scrub.headers(headers).items() if k not in UNSTORED}
         scrub.learn_query(path)
         request = RecordedRequest(
             method, scrub.text(path), req_headers, scrub.value(parse_body(body))
@@ -454,7 +462,7 @@ class ProxyApp:
         import httpx2
 
         capture = self.recorder._begin(method, path, headers, body, self.provider)
-        fwd = {k: v for k, v in headers.items() if k.lower() not in _HOP}
+        fwd = {k: v for k, v in headers.items() if k.lower() not in HOP}
         fwd["accept-encoding"] = "identity"
         request = self.client.build_request(
             method,
@@ -476,7 +484,7 @@ class ProxyApp:
         out_headers = [
             (k, v)
             for k, v in response.headers.items()
-            if k.lower() not in _HOP and k.lower() != "content-encoding"
+            if k.lower() not in HOP and k.lower() != "content-encoding"
         ]
 
         def body_writes() -> Iterator[tuple[float, bytes]]:

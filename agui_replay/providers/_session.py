@@ -355,8 +355,8 @@ class SessionProvider:
         return json.dumps(scrubbed["body"], ensure_ascii=False).encode("utf-8")
 
     def _outside_run(self, method: str, path: str) -> Plan:
-        from agui_replay.providers._fake import detect_api
         from agui_replay.providers._formats import error_plan
+        from agui_replay.providers._script import detect_api
 
         return error_plan(
             detect_api(path),
@@ -480,8 +480,8 @@ class _SharedLoopback:
         provider = self.current()
         if provider is not None:
             return provider.handle(method, path, headers, body)
-        from agui_replay.providers._fake import detect_api
         from agui_replay.providers._formats import error_plan
+        from agui_replay.providers._script import detect_api
 
         _, path, _ = _route(None, path, headers, None)
         return error_plan(

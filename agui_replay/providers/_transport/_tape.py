@@ -8,10 +8,12 @@ makes from the ``agui`` fixture's setup to its teardown goes to an :class:`HttpT
 * recording, it is sent to its real destination and stored: method, URL, request headers and
   body (secrets scrubbed), status, response headers and every response chunk with its offset;
 * replaying, it is answered from the stored exchanges, chunk by chunk, and nothing is sent.
-  A request is matched by method and URL (the query compared as parameters), the first unused
-  stored one of its host in order, and by what ``match_on`` adds (``"body"``, ``"headers"``, or
-  a callable); one that matches nothing fails the test, naming the closest stored request and
-  the first difference.
+  The stored exchanges are entries of a :class:`~agui_replay.providers._replaying.Reel`, as a
+  run's provider interactions are: a request is answered by the first unused stored exchange
+  of its host that matches it on method, origin, path and query (compared as parameters) and
+  on what ``match_on`` adds (``"body"``, ``"headers"``, or a callable:
+  :mod:`~agui_replay.providers._matchers`); one that matches nothing fails the test, naming
+  the closest stored request and the first difference.
 
 Streams that stay open while other requests go to the same host (an MCP server's GET stream,
 over streamable HTTP or the legacy SSE transport, whose answers arrive to the ``POST`` s sent
@@ -50,23 +52,23 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
-from agui_replay._text import clip
-from agui_replay.errors import CassetteError, InvalidArgumentError, ReplayMismatchError
+from agui_replay.errors import ReplayMismatchError
 from agui_replay.providers._interaction import (
     Chunk,
     RecordedResponse,
-    chunk_bytes,
     is_text_content_type,
     parse_body,
 )
+from agui_replay.providers._matchers import HOST, Matchers, Mismatch, match_rules
 from agui_replay.providers._plan import PASSTHROUGH, Plan, StreamCut, TimedOut, Unreachable
-from agui_replay.providers._recorder import _HOP, _UNSTORED, Scrubber
+from agui_replay.providers._recorder import HOP, UNSTORED, Scrubber
+from agui_replay.providers._replaying import Entry, Reel, faulted, host_stored
 from agui_replay.providers._transport._loopback import OPEN_PORTS
 from agui_replay.providers._transport._routing import HostTable, Router
 
-__all__ = ["DEFAULT_DROP_HOSTS", "HttpTape", "TapeRouter", "match_rules"]
+__all__ = ["DEFAULT_DROP_HOSTS", "HttpTape", "TapeRouter"]
 
 DEFAULT_DROP_HOSTS: tuple[str, ...] = (
     "api.agno.com",  # Agno's telemetry (agno.api), older releases
@@ -79,38 +81,11 @@ DEFAULT_DROP_HOSTS: tuple[str, ...] = (
 )
 """Framework telemetry endpoints answered with an empty ``204`` (never sent, never stored)."""
 
-Matcher = Callable[[Mapping[str, Any], Mapping[str, Any]], Any]
-"""``matcher(recorded_request, request) -> bool``; each a dict: method, url, headers, body."""
-
-_NAMED = ("method", "url", "body", "headers")
-
-_UNMATCHED_HEADERS = frozenset({"mcp-session-id"})
-"""Request headers never compared: the server chose their values (the recorded ones are served
-back to the client, which sends them again)."""
-
 _ORDER_WAIT = 30.0
 """Seconds a replayed chunk waits at most for the request it arrived after (see the module's
 docstring); then it is served anyway, and the test fails on what differs instead of hanging."""
 
 _log = logging.getLogger("agui_replay.tape")
-
-
-def match_rules(value: Iterable[Any]) -> list[str | Matcher]:
-    """The ``match_on`` entries, checked: names of request parts or callables."""
-    out: list[str | Matcher] = []
-    for entry in value:
-        if callable(entry):
-            out.append(entry)
-        elif isinstance(entry, str) and entry.strip() in _NAMED:
-            out.append(entry.strip())
-        elif isinstance(entry, str) and not entry.strip():
-            continue
-        else:
-            raise InvalidArgumentError(
-                f"match_on: {entry!r} is not one of {', '.join(_NAMED)} or a callable "
-                "(recorded_request, request) -> bool"
-            )
-    return out
 
 
 def _host_key(url: str) -> str:
@@ -131,49 +106,6 @@ def _on_host(url: str, host: str) -> bool:
     if wanted_port is None:
         return True
     return wanted_port == (port or {"http": 80, "https": 443}.get(parts.scheme))
-
-
-def _query(url: str) -> list[tuple[str, str]]:
-    return sorted(parse_qsl(urlsplit(url).query, keep_blank_values=True))
-
-
-def _short(value: Any, limit: int = 120) -> str:
-    return clip(repr(value), limit)
-
-
-def _first_difference(
-    recorded: Mapping[str, Any], request: Mapping[str, Any], rules: Sequence[str | Matcher]
-) -> str | None:
-    """What first differs between a stored request and ``request`` (``None``: they match)."""
-    if recorded.get("method") != request["method"]:
-        return f"method {recorded.get('method')} != {request['method']}"
-    old, new = urlsplit(str(recorded.get("url", ""))), urlsplit(request["url"])
-    if (old.scheme, old.netloc.lower()) != (new.scheme, new.netloc.lower()):
-        return f"origin {old.scheme}://{old.netloc} != {new.scheme}://{new.netloc}"
-    if old.path != new.path:
-        return f"path {old.path} != {new.path}"
-    before, now = _query(str(recorded.get("url", ""))), _query(request["url"])
-    if before != now:
-        gone = [f"{k}={v}" for k, v in before if (k, v) not in now]
-        added = [f"{k}={v}" for k, v in now if (k, v) not in before]
-        return f"query: recorded {'&'.join(gone) or '-'} where now {'&'.join(added) or '-'}"
-    for rule in rules:
-        if rule == "body" and recorded.get("body") != request["body"]:
-            return f"body {_short(recorded.get('body'))} != {_short(request['body'])}"
-        if rule == "headers":
-            old_h = {k: v for k, v in dict(recorded.get("headers") or {}).items()}
-            for name in sorted((set(old_h) | set(request["headers"])) - _UNMATCHED_HEADERS):
-                if old_h.get(name) != request["headers"].get(name):
-                    shown = f"{_short(old_h.get(name))} != {_short(request['headers'].get(name))}"
-                    return f"header {name}: {shown}"
-        if callable(rule):
-            try:
-                ok = rule(recorded, request)
-            except AssertionError as exc:
-                return f"{getattr(rule, '__name__', 'matcher')}: {exc}"
-            if not ok:
-                return f"{getattr(rule, '__name__', 'matcher')} said they differ"
-    return None
 
 
 @dataclass
@@ -241,9 +173,7 @@ class HttpTape:
         self.scrubber = Scrubber(secrets=secrets)
         self.ignore = HostTable(ignore, known={})
         self.drop = HostTable(drop, known={})
-        self.rules = match_rules(match_on)
         self.recorded = [dict(e) for e in recorded]
-        self.used = [False] * len(self.recorded)
         self._loader = loader
         self.providers = providers
         self.errors: list[str] = []
@@ -254,7 +184,10 @@ class HttpTape:
         self.skipped_origins: set[str] = set()
         """Origins reached as usual (the agent under test when it is a URL)."""
         self._recordings: list[_Recording] = []
-        self._lock = threading.Lock()
+        self.reel = Reel(Matchers([*HOST, *match_rules(match_on)]), "unordered")
+        """The stored exchanges being replayed, one entry per item of :attr:`recorded` (built
+        when the first request is replayed), matched by content among their host's."""
+        self._lock = self.reel.lock
         self._turn = threading.Condition(self._lock)
         """Notified whenever a request is replayed (a chunk waiting for it may go)."""
         self._sent: Counter[str] = Counter()
@@ -263,12 +196,7 @@ class HttpTape:
         self._client: Any = None
         self._ssl: ssl.SSLContext | None = None
         self.faults = list(faults)
-        self.fired: list[Any] = []
-        """The faults that changed a response so far."""
-        self._faulted: dict[int, list[tuple[int, Any]]] | None = None
-        """Stored exchange index -> its faults (with their place in :attr:`faults`)."""
-        self._answered: Counter[int] = Counter()
-        """Per fault (by its place): the attempts a ``status`` / ``timeout`` fault answered."""
+        self._placed = False
 
     # --- which requests are ours ----------------------------------------------------------------
 
@@ -302,11 +230,17 @@ class HttpTape:
     @property
     def unused(self) -> list[str]:
         """The stored exchanges no request replayed, as ``METHOD URL``."""
+        entries = self.reel.entries
         return [
-            f"{e['request'].get('method')} {e['request'].get('url')}"
-            for e, done in zip(self.recorded, self.used, strict=True)
-            if not done
+            self._shown(i)
+            for i in range(len(self.recorded))
+            if i >= len(entries) or not entries[i].used
         ]
+
+    @property
+    def fired(self) -> list[Any]:
+        """The faults that changed a response so far."""
+        return self.reel.fired
 
     # --- answering ------------------------------------------------------------------------------
 
@@ -356,7 +290,7 @@ class HttpTape:
         self, method: str, url: str, headers: Mapping[str, str], body: bytes
     ) -> dict[str, Any]:
         scrub = self.scrubber
-        stored = {k: v for k, v in scrub.headers(headers).items() if k not in _UNSTORED}
+        stored = {k: v for k, v in scrub.headers(headers).items() if k not in UNSTORED}
         scrub.learn_query(url)
         return {
             "method": method.upper(),
@@ -372,16 +306,20 @@ class HttpTape:
         if self._loader is not None:
             loader, self._loader = self._loader, None
             self.recorded += [dict(e) for e in loader()]
-            self.used += [False] * (len(self.recorded) - len(self.used))
-        if self._faulted is None and self.faults:
-            self._faulted = {}
+        entries = self.reel.entries
+        for i in range(len(entries), len(self.recorded)):
+            stored = self.recorded[i].get("request") or {}
+            key = _host_key(str(stored.get("url", "")))
+            entries.append(Entry(i, stored, self.recorded[i].get("response") or {}, key))
+        if not self._placed and self.faults:
+            self._placed = True
             problems = []
             for n, fault in enumerate(self.faults):
                 at, problem = self._place(fault)
                 if problem is not None:
                     problems.append(problem)
                 elif at is not None:
-                    self._faulted.setdefault(at, []).append((n, fault))
+                    entries[at].faults.append((n, fault))
             if problems:
                 self.errors.append(problems[0])
                 raise ReplayMismatchError(problems[0])
@@ -450,51 +388,31 @@ class HttpTape:
         stored = self.recorded[i].get("request") or {}
         return f"{stored.get('method')} {stored.get('url')}"
 
-    def _gate(self, i: int) -> Any | None:
-        """The ``status`` or ``timeout`` fault that answers this attempt at stored exchange
-        ``i``, counted (``None``: the exchange answers). Caller holds the lock."""
-        for n, fault in (self._faulted or {}).get(i, []):
-            if fault.kind in ("status", "timeout") and self._answered[n] < fault.times:
-                self._answered[n] += 1
-                self._fire(fault)
-                return fault
-        return None
-
-    def _fire(self, fault: Any) -> None:
-        # caller holds the lock
-        if not any(f is fault for f in self.fired):
-            self.fired.append(fault)
-
     def _replay(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Plan:
         request = self._request(method, url, headers, body)
         host = _host_key(request["url"])
         with self._lock:
             self._load()
-            for i, exchange in enumerate(self.recorded):
-                stored = exchange.get("request") or {}
-                if self.used[i] or _host_key(str(stored.get("url", ""))) != host:
-                    continue
-                if _first_difference(stored, request, self.rules) is None:
-                    gate = self._gate(i)
-                    if gate is not None:  # the exchange stays unused, for the retry
-                        return self._gated(gate, f"{method.upper()} {url}")
-                    self.used[i] = True
-                    self._sent[host] += 1
-                    self._turn.notify_all()
-                    waiters, self._waiters = self._waiters, []
-                    for loop, future in waiters:
-                        with contextlib.suppress(RuntimeError):  # that loop is closed
-                            loop.call_soon_threadsafe(_wake, future)
-                    where = f"{self.where}: http[{i}]"
-                    faults = [f for _, f in (self._faulted or {}).get(i, [])]
-                    plan = _plan_of(exchange.get("response") or {}, self, host, where, faults)
-                    for fault in faults:
-                        if fault.kind not in ("status", "timeout"):
-                            self._fire(fault)
-                    return plan
-            message = self._miss(request)
-            self.errors.append(message)
-        raise ReplayMismatchError(message)
+            pick = self.reel.pick(request, lambda entry: entry.key == host)
+            entry = pick.entry
+            if entry is None:
+                message = self._miss(request)
+                self.errors.append(message)
+                raise ReplayMismatchError(message)
+            if pick.gate is not None:  # the exchange stays unused, for the retry
+                return self._gated(pick.gate, f"{method.upper()} {url}")
+            self._sent[host] += 1
+            self._turn.notify_all()
+            waiters, self._waiters = self._waiters, []
+            for loop, future in waiters:
+                with contextlib.suppress(RuntimeError):  # that loop is closed
+                    loop.call_soon_threadsafe(_wake, future)
+        stored = host_stored(entry.response, f"{self.where}: http[{entry.position}]")
+        stored = faulted(stored, [f for _, f in entry.faults])
+        if not stored.held and not stored.end_after and not any(c[0] for c in stored.chunks):
+            return stored.plan()
+        served = _Served(self, host, stored.chunks, stored.end_after, stored.held)
+        return Plan(stored.status, stored.headers, served, streaming=True, cut=stored.cut)
 
     def _gated(self, fault: Any, shown: str) -> Plan:
         """A ``status`` fault's error response, or a ``timeout`` fault's error raised as the
@@ -554,33 +472,31 @@ class HttpTape:
         if closest is None:
             return f"{head} (none was recorded). Re-record the test if the change is intended."
         i, difference = closest
-        stored = self.recorded[i]["request"]
-        state = " (already replayed)" if self.used[i] and difference is None else ""
-        why = difference or "an earlier request of the test already replayed it"
+        state = " (already replayed)" if difference is None else ""
+        why = (
+            difference.text
+            if difference
+            else "  an earlier request of the test already replayed it"
+        )
         return (
-            f"{head}; the closest recorded one is #{i} {stored.get('method')} "
-            f"{stored.get('url')}{state}: {why}. Re-record the test if the change is intended."
+            f"{head}; the closest recorded one is #{i} {self._shown(i)}{state}:\n{why}\n"
+            "Re-record the test if the change is intended."
         )
 
-    def _closest(self, request: Mapping[str, Any]) -> tuple[int, str | None] | None:
-        if not self.recorded:
+    def _closest(self, request: Mapping[str, Any]) -> tuple[int, Mismatch | None] | None:
+        """The stored exchange most like ``request`` (its host, method, path and query
+        first, an unused one before a used one), and how it differs."""
+        entries = self.reel.entries
+        if not entries:
             return None
-        new = urlsplit(request["url"])
-
-        def score(i: int) -> tuple[int, ...]:
-            stored = self.recorded[i].get("request") or {}
-            old = urlsplit(str(stored.get("url", "")))
-            return (
-                old.netloc.lower() == new.netloc.lower(),
-                stored.get("method") == request["method"],
-                old.path == new.path,
-                _query(str(stored.get("url", ""))) == _query(request["url"]),
-                not self.used[i],
-            )
-
-        best = max(range(len(self.recorded)), key=score)
-        stored = self.recorded[best].get("request") or {}
-        return best, _first_difference(stored, request, self.rules)
+        compare = self.reel.matchers.compare
+        names = ("origin", "method", "path", "query")
+        closeness = [
+            (*(compare(e.request, request, only=name)[0] is None for name in names), not e.used)
+            for e in entries
+        ]
+        best = max(range(len(entries)), key=closeness.__getitem__)
+        return best, compare(entries[best].request, request)[0]
 
     # --- recording ------------------------------------------------------------------------------
 
@@ -611,7 +527,7 @@ class HttpTape:
         kept = [
             (k, v)
             for k, v in response.headers.multi_items()
-            if k.lower() not in _HOP and k.lower() != "content-encoding"
+            if k.lower() not in HOP and k.lower() != "content-encoding"
         ]
         recording.response.status = response.status_code
         stored_headers = self.scrubber.headers(dict(kept))
@@ -625,7 +541,7 @@ class HttpTape:
 
         recording = self._begin(method, url, headers, body)
         client = self._http()
-        sent = {k: v for k, v in headers.items() if k.lower() not in _HOP}
+        sent = {k: v for k, v in headers.items() if k.lower() not in HOP}
         request = client.build_request(
             method, url, headers=sent, content=body, extensions={PASSTHROUGH: True}
         )
@@ -664,7 +580,7 @@ class HttpTape:
         client = httpx2.AsyncClient(
             timeout=httpx2.Timeout(600.0, connect=10.0), verify=self._ssl_context()
         )
-        sent = {k: v for k, v in headers.items() if k.lower() not in _HOP}
+        sent = {k: v for k, v in headers.items() if k.lower() not in HOP}
         request = client.build_request(
             method, url, headers=sent, content=body, extensions={PASSTHROUGH: True}
         )
@@ -760,71 +676,6 @@ class HttpTape:
             client, self._client = self._client, None
         if client is not None:
             client.close()
-
-
-def _plan_of(
-    response: Mapping[str, Any],
-    tape: HttpTape,
-    host: str,
-    where: str,
-    faults: Sequence[Any] = (),
-) -> Plan:
-    """The stored response, chunk by chunk (no delays: a replay runs at full speed), changed
-    by the ``cut``, ``malformed`` and ``delay`` faults among ``faults``; a :class:`_Served`
-    body when chunks wait for the host's other requests, or the stream is held open."""
-    items = response.get("chunks") or []
-    # status, headers and body checked as any stored response's; the chunks' bytes directly
-    first = items[:1] if isinstance(items, list) else items
-    stored = RecordedResponse.from_dict({**response, "chunks": first})
-    datas = chunk_bytes(items)
-    if not datas and stored.body is not None:
-        datas = [stored.content]
-    headers = [(k, str(v)) for k, v in stored.headers.items()]
-    afters = [0] * len(datas)
-    for n, c in enumerate(items[: len(datas)]):
-        after = c.get("after") if c.__class__ is dict or isinstance(c, Mapping) else None
-        if after is not None:
-            afters[n] = _count(after, f"{where}: response.chunks[{n}].after")
-    end_after = _count(response.get("end_after"), f"{where}: response.end_after")
-    held = bool(response.get("open"))
-    paced = [(after, 0.0, data) for after, data in zip(afters, datas, strict=True)]
-    streaming, cut = len(paced) > 1, False
-    for fault in faults:
-        if fault.kind == "cut":  # the connection drops mid-body: a chunked body, unended
-            paced, cut, streaming = paced[: fault.after_chunks], True, True
-            held, end_after = False, 0
-        elif fault.kind == "malformed":
-            n = min(fault.after_chunks, len(paced))
-            after = paced[n - 1][0] if n else 0
-            paced.insert(n, (after, 0.0, _malformed(headers)))
-        elif fault.kind == "delay":
-            after, wait, data = paced[0] if paced else (0, 0.0, b"")
-            paced[:1] = [(after, wait + fault.seconds, data)]
-    if not held and not end_after and not any(entry[0] for entry in paced):
-        writes = [(wait, data) for _, wait, data in paced]
-        return Plan(stored.status, headers, writes, streaming=streaming, cut=cut)
-    served = _Served(tape, host, paced, end_after, held)
-    return Plan(stored.status, headers, served, streaming=True, cut=cut)
-
-
-def _malformed(headers: Sequence[tuple[str, str]]) -> bytes:
-    """Bytes the response's reader cannot parse: JSON cut short (an SSE event of it in an
-    event stream)."""
-    content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
-    if "event-stream" in content_type.lower():
-        return b'data: {"truncated": \n\n'
-    return b'{"truncated": '
-
-
-def _count(value: Any, where: str) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise CassetteError(
-            f"{where} is {value!r}: it counts the host's requests sent before, a whole number "
-            "from 1; re-record the test, or remove the field to replay without waiting"
-        )
-    return value
 
 
 class _Served:
