@@ -33,12 +33,8 @@ from agui_replay.providers._script import (
 from agui_replay.providers._transport._loopback import LoopbackServer
 
 if TYPE_CHECKING:
-    from agui_replay.providers._transport._httpx import (
-        Httpx2AsyncTransport,
-        Httpx2Transport,
-        HttpxAsyncTransport,
-        HttpxTransport,
-    )
+    import httpx
+    import httpx2
 
 __all__ = ["FakeProvider", "MatchMode", "detect_api"]
 
@@ -294,25 +290,25 @@ class FakeProvider:
         self._servers.append(server)
         return server
 
-    def transport(self) -> Httpx2Transport:
+    def transport(self) -> httpx2.BaseTransport:
         """An in-process ``httpx2`` transport: ``httpx2.Client(transport=fake.transport())``."""
         from agui_replay.providers._transport._httpx import Httpx2Transport
 
         return Httpx2Transport(self.handle)
 
-    def async_transport(self) -> Httpx2AsyncTransport:
+    def async_transport(self) -> httpx2.AsyncBaseTransport:
         """An in-process async ``httpx2`` transport."""
         from agui_replay.providers._transport._httpx import Httpx2AsyncTransport
 
         return Httpx2AsyncTransport(self.ahandle)
 
-    def httpx_transport(self) -> HttpxTransport:
+    def httpx_transport(self) -> httpx.BaseTransport:
         """An in-process ``httpx`` transport."""
         from agui_replay.providers._transport._httpx import HttpxTransport
 
         return HttpxTransport(self.handle)
 
-    def httpx_async_transport(self) -> HttpxAsyncTransport:
+    def httpx_async_transport(self) -> httpx.AsyncBaseTransport:
         """An in-process async ``httpx`` transport."""
         from agui_replay.providers._transport._httpx import HttpxAsyncTransport
 

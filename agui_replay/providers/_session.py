@@ -212,8 +212,6 @@ class SessionProvider:
         finally:
             tape.close()
 
-    # Four near-copies: each returns its own library's transport type (httpx and httpx2 types
-    # do not mix), so a shared helper would only trade them for casts.
     def transport(self) -> httpx2.BaseTransport:
         """An in-process ``httpx2`` transport: ``httpx2.Client(transport=...)``."""
         from agui_replay.providers._transport._httpx import Httpx2Transport

@@ -96,94 +96,54 @@ async def _aanswer(library: Library, app: AsyncApp, request: Any, body: bytes) -
         raise (library.error(failure, request) or failure) from failure
 
 
-# Four near-copies: each must subclass its own library's transport and stream types (httpx and
-# httpx2 types do not mix); what they do is _answer / _aanswer and the chunks above.
+def _transports(lib: Any, library: Library) -> tuple[Any, Any]:
+    """The sync and async in-process transports of ``lib`` (``httpx`` or ``httpx2``: the same
+    API, but a transport must subclass its own library's types, which do not mix)."""
+
+    class SyncStream(lib.SyncByteStream):  # type: ignore[misc]  # lib is a module passed in
+        def __init__(self, chunks: Iterator[bytes]) -> None:
+            self._chunks = chunks
+
+        def __iter__(self) -> Iterator[bytes]:
+            yield from self._chunks
+
+    class AsyncStream(lib.AsyncByteStream):  # type: ignore[misc]
+        def __init__(self, chunks: AsyncIterator[bytes]) -> None:
+            self._chunks = chunks
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            async for c in self._chunks:
+                yield c
+
+    class Transport(lib.BaseTransport):  # type: ignore[misc]
+        def __init__(self, app: SyncApp) -> None:
+            self._app = app
+
+        def handle_request(self, request: Any) -> Any:
+            plan = _answer(library, self._app, request, request.read())
+            stream = SyncStream(_sync_chunks(plan, functools.partial(library.cut, request)))
+            return lib.Response(plan.status, headers=plan.headers, stream=stream, request=request)
+
+    class AsyncTransport(lib.AsyncBaseTransport):  # type: ignore[misc]
+        def __init__(self, app: AsyncApp) -> None:
+            self._app = app
+
+        async def handle_async_request(self, request: Any) -> Any:
+            plan = await _aanswer(library, self._app, request, await request.aread())
+            stream = AsyncStream(_async_chunks(plan, functools.partial(library.cut, request)))
+            return lib.Response(plan.status, headers=plan.headers, stream=stream, request=request)
+
+    return Transport, AsyncTransport
 
 
-class _H2SyncStream(httpx2.SyncByteStream):
-    def __init__(self, chunks: Iterator[bytes]) -> None:
-        self._chunks = chunks
-
-    def __iter__(self) -> Iterator[bytes]:
-        yield from self._chunks
-
-
-class _H2AsyncStream(httpx2.AsyncByteStream):
-    def __init__(self, chunks: AsyncIterator[bytes]) -> None:
-        self._chunks = chunks
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for c in self._chunks:
-            yield c
-
-
-class Httpx2Transport(httpx2.BaseTransport):
-    """``httpx2.Client(transport=fake.transport())``."""
-
-    def __init__(self, app: SyncApp) -> None:
-        self._app = app
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        plan = _answer(_HTTPX2, self._app, request, request.read())
-        cut = functools.partial(_HTTPX2.cut, request)
-        stream = _H2SyncStream(_sync_chunks(plan, cut))
-        return httpx2.Response(plan.status, headers=plan.headers, stream=stream, request=request)
-
-
-class Httpx2AsyncTransport(httpx2.AsyncBaseTransport):
-    """``httpx2.AsyncClient(transport=fake.async_transport())``."""
-
-    def __init__(self, app: AsyncApp) -> None:
-        self._app = app
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        plan = await _aanswer(_HTTPX2, self._app, request, await request.aread())
-        cut = functools.partial(_HTTPX2.cut, request)
-        stream = _H2AsyncStream(_async_chunks(plan, cut))
-        return httpx2.Response(plan.status, headers=plan.headers, stream=stream, request=request)
-
-
-class _HSyncStream(httpx.SyncByteStream):
-    def __init__(self, chunks: Iterator[bytes]) -> None:
-        self._chunks = chunks
-
-    def __iter__(self) -> Iterator[bytes]:
-        yield from self._chunks
-
-
-class _HAsyncStream(httpx.AsyncByteStream):
-    def __init__(self, chunks: AsyncIterator[bytes]) -> None:
-        self._chunks = chunks
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for c in self._chunks:
-            yield c
-
-
-class HttpxTransport(httpx.BaseTransport):
-    """``httpx.Client(transport=fake.httpx_transport())``."""
-
-    def __init__(self, app: SyncApp) -> None:
-        self._app = app
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        plan = _answer(_HTTPX, self._app, request, request.read())
-        cut = functools.partial(_HTTPX.cut, request)
-        stream = _HSyncStream(_sync_chunks(plan, cut))
-        return httpx.Response(plan.status, headers=plan.headers, stream=stream, request=request)
-
-
-class HttpxAsyncTransport(httpx.AsyncBaseTransport):
-    """``httpx.AsyncClient(transport=fake.httpx_async_transport())``."""
-
-    def __init__(self, app: AsyncApp) -> None:
-        self._app = app
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        plan = await _aanswer(_HTTPX, self._app, request, await request.aread())
-        cut = functools.partial(_HTTPX.cut, request)
-        stream = _HAsyncStream(_async_chunks(plan, cut))
-        return httpx.Response(plan.status, headers=plan.headers, stream=stream, request=request)
+Httpx2Transport: Callable[[SyncApp], httpx2.BaseTransport]
+Httpx2AsyncTransport: Callable[[AsyncApp], httpx2.AsyncBaseTransport]
+Httpx2Transport, Httpx2AsyncTransport = _transports(httpx2, _HTTPX2)
+"""``httpx2.Client(transport=Httpx2Transport(app))``, and its async form."""
+HttpxTransport: Callable[[SyncApp], httpx.BaseTransport]
+HttpxAsyncTransport: Callable[[AsyncApp], httpx.AsyncBaseTransport]
+HttpxTransport, HttpxAsyncTransport = _transports(httpx, _HTTPX)
+"""``httpx.Client(transport=HttpxTransport(app))``, and its async form."""
 
 
 # --- the patches -------------------------------------------------------------------------------
