@@ -25,6 +25,7 @@ __all__ = [
     "Failure",
     "Library",
     "Plan",
+    "Request",
     "StreamCut",
     "TimedOut",
     "Unreachable",
@@ -86,6 +87,29 @@ class Library:
         if isinstance(failure, Unreachable):
             return self.unreachable(str(failure), request)
         return self.cut(request)
+
+
+@dataclass
+class Request:
+    """One request, whichever HTTP library sent it: what every router's handler is given.
+
+    ``target`` is the path and query as sent; ``origin`` the scheme and host it was sent to
+    (``None``: it came to a loopback server, whose path says where it was meant for);
+    ``provider`` the model provider the routing took it for (``None``: another host, or the
+    loopback server). Header names are lower-cased.
+    """
+
+    method: str
+    target: str
+    headers: dict[str, str]
+    body: bytes
+    origin: str | None = None
+    provider: str | None = None
+
+    @property
+    def url(self) -> str:
+        """The full URL (the target alone when the origin is not known)."""
+        return f"{self.origin or ''}{self.target}"
 
 
 @dataclass

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urlsplit
 
+from agui_replay.providers._plan import Request
 from agui_replay.scrub import scrub
 
 if TYPE_CHECKING:
@@ -147,7 +148,7 @@ class SessionProvider:
         )
 
         server = self._ensure_server()
-        router = Router(self.host_table, self.handle, self.ahandle, own=(server.host, server.port))
+        router = Router(self.host_table, self.answer, self.aanswer, own=(server.host, server.port))
         with intercepting(router), provider_environment(server.url) as before:
             self._env_before = before
             yield
@@ -257,18 +258,8 @@ class SessionProvider:
         provider: str | None = None,
         origin: str | None = None,
     ) -> Plan:
-        """Answer one request: the current run's fake (replay) or the recording proxy.
-
-        ``provider`` is the provider the request went to (the routing names it; a request to
-        the loopback server is the ``default`` provider's, or NAME's on ``/_agui/NAME/...``);
-        ``origin`` the scheme and host it was sent to."""
-        provider, path, origin = _route(provider, path, headers, origin)
-        if self._mode == "replay" and self.fake is not None:
-            body = self._scrubbed(headers, body)
-            return self.fake.handle(method, path, headers, body, provider=provider)
-        if self._mode == "record" and self.recorder is not None:
-            return self._proxy_for(provider, origin)(method, path, headers, body)
-        return self._outside_run(method, path)
+        """:meth:`answer` for a request given in parts."""
+        return self.answer(Request(method, path, headers, body, origin, provider))
 
     async def ahandle(
         self,
@@ -280,7 +271,28 @@ class SessionProvider:
         provider: str | None = None,
         origin: str | None = None,
     ) -> Plan:
-        provider, path, origin = _route(provider, path, headers, origin)
+        """:meth:`aanswer` for a request given in parts."""
+        return await self.aanswer(Request(method, path, headers, body, origin, provider))
+
+    def answer(self, request: Request) -> Plan:
+        """Answer one request: the current run's fake (replay) or the recording proxy.
+
+        ``request.provider`` is the provider the request went to (the routing names it; a
+        request to the loopback server is the ``default`` provider's, or NAME's on
+        ``/_agui/NAME/...``); ``request.origin`` the scheme and host it was sent to."""
+        method, headers, body = request.method, request.headers, request.body
+        provider, path, origin = _route(request.provider, request.target, headers, request.origin)
+        if self._mode == "replay" and self.fake is not None:
+            body = self._scrubbed(headers, body)
+            return self.fake.handle(method, path, headers, body, provider=provider)
+        if self._mode == "record" and self.recorder is not None:
+            return self._proxy_for(provider, origin)(method, path, headers, body)
+        return self._outside_run(method, path)
+
+    async def aanswer(self, request: Request) -> Plan:
+        """:meth:`answer` for an async client."""
+        method, headers, body = request.method, request.headers, request.body
+        provider, path, origin = _route(request.provider, request.target, headers, request.origin)
         if self._mode == "replay" and self.fake is not None:
             body = self._scrubbed(headers, body)
             return await self.fake.ahandle(method, path, headers, body, provider=provider)

@@ -27,7 +27,7 @@ import agui_replay.providers._transport._routing
 import agui_replay.recording
 import agui_replay.server
 from agui_replay.providers import FakeProvider, LoopbackServer
-from agui_replay.providers._plan import Plan
+from agui_replay.providers._plan import Plan, Request
 from agui_replay.providers._transport import _aiohttp
 from agui_replay.providers._transport._aiohttp import parse_request
 from agui_replay.providers._transport._routing import ORIGIN_HEADER, HostTable, Router
@@ -257,10 +257,9 @@ def test_outside_a_run_aiohttp_is_untouched() -> None:
 def _answering(plan: Plan, seen: list[tuple[Any, ...]]) -> Router:
     """A router with no loopback server at all: what it answers can only come in process."""
 
-    async def ahandle(
-        method: str, target: str, headers: dict[str, str], body: bytes, **kw: Any
-    ) -> Plan:
-        seen.append((method, target, headers, body, kw))
+    async def ahandle(request: Request) -> Plan:
+        where = {"provider": request.provider, "origin": request.origin}
+        seen.append((request.method, request.target, request.headers, request.body, where))
         return plan
 
     def unused(*args: Any, **kwargs: Any) -> Any:

@@ -17,6 +17,7 @@ import pytest
 from agui_replay import faults
 from agui_replay.errors import InvalidArgumentError, ReplayMismatchError
 from agui_replay.providers import FakeProvider
+from agui_replay.providers._plan import Request
 from agui_replay.providers._transport._routing import intercepting
 from agui_replay.providers._transport._tape import HttpTape, TapeRouter
 
@@ -257,7 +258,7 @@ def test_which_recorded_requests_a_host_names(host: str, problem: str | None) ->
     if problem is None:
         tape.check_faults()
         # placed on the recorded request: replaying it serves the cut response
-        plan = tape.handle("GET", "/y", {}, b"", origin="https://b.test")
+        plan = tape.answer(Request("GET", "/y", {}, b"", origin="https://b.test"))
         assert (plan.cut, list(plan.body)) == (True, [])
         assert tape.fired == [fault]
         return

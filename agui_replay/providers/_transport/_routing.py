@@ -26,7 +26,6 @@ True
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import os
 import re
@@ -36,7 +35,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from agui_replay.errors import ProviderError
-from agui_replay.providers._plan import PASSTHROUGH, Plan
+from agui_replay.providers._plan import PASSTHROUGH, Plan, Request
 
 __all__ = [
     "BASE_PATHS",
@@ -255,18 +254,18 @@ def upstream_map(value: Any) -> dict[str, str]:
     return {DEFAULT_PROVIDER: _url_of(value, "upstream")}
 
 
-SyncHandler = Callable[..., Plan]
-"""``handler(method, target, headers, body, *, provider, origin) -> Plan``."""
-AsyncHandler = Callable[..., Awaitable[Plan]]
+SyncHandler = Callable[[Request], Plan]
+"""``handler(request) -> Plan``: one handler for the requests of every HTTP library."""
+AsyncHandler = Callable[[Request], Awaitable[Plan]]
 
 
 class Router:
     """Decides which requests are routed, and answers them.
 
     ``hosts`` are the provider hosts; ``handle`` / ``ahandle`` answer a routed request, given
-    as ``(method, target, headers, body, provider=NAME, origin="https://host")``; ``own`` is
-    the ``(host, port)`` of the session's loopback server, whose requests are answered in
-    process too (``provider=None``: the path says which provider).
+    as a :class:`~agui_replay.providers._plan.Request` (its ``provider`` the host's provider
+    name); ``own`` is the ``(host, port)`` of the session's loopback server, whose requests
+    are answered in process too (``provider=None``: the path says which provider).
     """
 
     def __init__(
@@ -352,13 +351,18 @@ def _find(host: str | None, port: int | None, origin: str) -> tuple[Router, str 
 def answer_for(host: str | None, port: int | None, origin: str, *, asynchronous: bool) -> Any:
     """The answer of a request to ``host:port`` (``port``: ``None`` for the scheme's default)
     when a router takes it: its router's handler (``ahandle`` for an async library), as
-    ``answer(method, target, headers, body) -> Plan``; ``None`` when no router takes it."""
+    ``answer(method, target, headers, body) -> Plan``, which hands the router's handler one
+    :class:`~agui_replay.providers._plan.Request`; ``None`` when no router takes it."""
     found = _find(host, port, origin)
     if found is None:
         return None
     router, provider, origin = found
     handler = router.ahandle if asynchronous else router.handle
-    return functools.partial(handler, provider=provider, origin=origin)
+
+    def answer(method: str, target: str, headers: dict[str, str], body: bytes) -> Any:
+        return handler(Request(method, target, headers, body, origin, provider))
+
+    return answer
 
 
 def _transports() -> tuple[Any, ...]:

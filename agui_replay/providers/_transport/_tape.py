@@ -62,7 +62,14 @@ from agui_replay.providers._interaction import (
     parse_body,
 )
 from agui_replay.providers._matchers import HOST, Matchers, Mismatch, match_rules
-from agui_replay.providers._plan import PASSTHROUGH, Plan, StreamCut, TimedOut, Unreachable
+from agui_replay.providers._plan import (
+    PASSTHROUGH,
+    Plan,
+    Request,
+    StreamCut,
+    TimedOut,
+    Unreachable,
+)
 from agui_replay.providers._recorder import HOP, UNSTORED, Scrubber
 from agui_replay.providers._replaying import Entry, Reel, faulted, host_stored
 from agui_replay.providers._transport._loopback import OPEN_PORTS
@@ -244,38 +251,21 @@ class HttpTape:
 
     # --- answering ------------------------------------------------------------------------------
 
-    def handle(
-        self,
-        method: str,
-        target: str,
-        headers: dict[str, str],
-        body: bytes,
-        *,
-        provider: str | None = None,
-        origin: str | None = None,
-    ) -> Plan:
-        url = f"{origin or ''}{target}"
+    def answer(self, request: Request) -> Plan:
+        """The answer to ``request``: replayed, recorded, or (a ``drop`` host) an empty 204."""
+        url = request.url
         if self._drops(url):
-            self.dropped.append(f"{method} {url}")
+            self.dropped.append(f"{request.method} {url}")
             return Plan(204, [], [], streaming=False)
         if self.mode == "replay":
-            return self._replay(method, url, headers, body)
-        return self._record(method, url, headers, body)
+            return self._replay(request.method, url, request.headers, request.body)
+        return self._record(request.method, url, request.headers, request.body)
 
-    async def ahandle(
-        self,
-        method: str,
-        target: str,
-        headers: dict[str, str],
-        body: bytes,
-        *,
-        provider: str | None = None,
-        origin: str | None = None,
-    ) -> Plan:
-        url = f"{origin or ''}{target}"
-        if self.mode == "record" and not self._drops(url):
-            return await self._arecord(method, url, headers, body)
-        plan = self.handle(method, target, headers, body, provider=provider, origin=origin)
+    async def aanswer(self, request: Request) -> Plan:
+        """:meth:`answer` for an async client."""
+        if self.mode == "record" and not self._drops(request.url):
+            return await self._arecord(request.method, request.url, request.headers, request.body)
+        plan = self.answer(request)
         if isinstance(plan.body, _Served):
             plan.abody = plan.body.areplay()
         return plan
@@ -719,7 +709,7 @@ class TapeRouter(Router):
     those to hosts it does not take (:meth:`HttpTape.takes`)."""
 
     def __init__(self, tape: HttpTape) -> None:
-        super().__init__(HostTable(known={}), tape.handle, tape.ahandle)
+        super().__init__(HostTable(known={}), tape.answer, tape.aanswer)
         self.tape = tape
 
     def route_to(
