@@ -41,13 +41,12 @@ sent or recorded.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
+import functools
 import json
 import logging
 import ssl
 import threading
-import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,9 +55,7 @@ from urllib.parse import urlsplit
 
 from agui_replay.errors import ReplayMismatchError
 from agui_replay.providers._interaction import (
-    Chunk,
     RecordedResponse,
-    is_text_content_type,
     parse_body,
 )
 from agui_replay.providers._matchers import HOST, Matchers, Mismatch, match_rules
@@ -70,7 +67,7 @@ from agui_replay.providers._plan import (
     TimedOut,
     Unreachable,
 )
-from agui_replay.providers._recorder import HOP, UNSTORED, Scrubber
+from agui_replay.providers._recorder import HOP, UNSTORED, Capture, Scrubber
 from agui_replay.providers._replaying import Entry, Reel, faulted, host_stored
 from agui_replay.providers._transport._loopback import OPEN_PORTS
 from agui_replay.providers._transport._routing import HostTable, Router
@@ -120,13 +117,10 @@ class _Recording:
     """One exchange being recorded: the request known, the response arriving."""
 
     request: dict[str, Any]
-    started: float
+    capture: Capture
     host: str = ""
     index: int = 0
     """This request's number among its host's requests, from 1."""
-    response: RecordedResponse = field(default_factory=lambda: RecordedResponse(0))
-    binary: bool = False
-    finished: bool = False
     streaming: bool = False
     """The response came with no ``content-length`` (a stream, maybe long-lived)."""
     complete: bool = False
@@ -134,10 +128,9 @@ class _Recording:
     after: list[int] = field(default_factory=list)
     """For each chunk: how many of the host's requests had been sent when it arrived."""
     end_after: int = 0
-    decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"))
 
     def to_dict(self) -> dict[str, Any]:
-        response = self.response.to_dict()
+        response = self.capture.stored.to_dict()
         chunks = response.get("chunks") or []
         for chunk, after in zip(chunks, self.after, strict=False):
             if after > self.index:  # another request of the host went first: replayed after it
@@ -231,7 +224,7 @@ class HttpTape:
         with self._lock:
             recordings = list(self._recordings)
         for recording in recordings:
-            self._finish(recording)
+            recording.capture.finish()
         return [r.to_dict() for r in recordings]
 
     @property
@@ -499,8 +492,10 @@ class HttpTape:
             return self._client
 
     def _begin(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> _Recording:
-        recording = _Recording(self._request(method, url, headers, body), time.monotonic())
-        recording.host = _host_key(recording.request["url"])
+        stored = self._request(method, url, headers, body)
+        capture = Capture(self.scrubber, RecordedResponse(0), scrub_binary=False)
+        recording = _Recording(stored, capture, _host_key(stored["url"]))
+        capture.on_chunk = functools.partial(self._count_chunk, recording)
         with self._lock:
             self._sent[recording.host] += 1
             recording.index = self._sent[recording.host]
@@ -519,10 +514,7 @@ class HttpTape:
             for k, v in response.headers.multi_items()
             if k.lower() not in HOP and k.lower() != "content-encoding"
         ]
-        recording.response.status = response.status_code
-        stored_headers = self.scrubber.headers(dict(kept))
-        recording.response.headers = stored_headers
-        recording.binary = not is_text_content_type(stored_headers.get("content-type"))
+        recording.capture.response(response.status_code, dict(kept))
         recording.streaming = "content-length" not in response.headers
         return kept
 
@@ -546,13 +538,13 @@ class HttpTape:
         def writes() -> Iterator[tuple[float, bytes]]:
             try:
                 for data in response.iter_bytes():
-                    self._chunk(recording, data)
+                    recording.capture.chunk(data)
                     yield 0.0, data
                 self._ended(recording)
             except httpx2.HTTPError:
                 raise StreamCut from None
             finally:
-                self._finish(recording)
+                recording.capture.finish()
                 response.close()
 
         return Plan(response.status_code, kept, writes(), streaming=recording.streaming)
@@ -593,22 +585,22 @@ class HttpTape:
                 with anyio.CancelScope(shield=True):
                     await response.aclose()
                     await client.aclose()
-            self._chunk(recording, data)
+            recording.capture.chunk(data)
             if not cut:
                 self._ended(recording)
-            self._finish(recording)
+            recording.capture.finish()
             return Plan(response.status_code, kept, [(0.0, data)] if data else [], False, cut=cut)
 
         async def writes() -> AsyncIterator[tuple[float, bytes]]:
             try:
                 async for data in response.aiter_bytes():
-                    self._chunk(recording, data)
+                    recording.capture.chunk(data)
                     yield 0.0, data
                 self._ended(recording)
             except httpx2.HTTPError:
                 raise StreamCut from None
             finally:
-                self._finish(recording)
+                recording.capture.finish()
                 with anyio.CancelScope(shield=True):  # closed even as the client is cancelled
                     await response.aclose()
                     await client.aclose()
@@ -630,36 +622,10 @@ class HttpTape:
             recording.complete = True
             recording.end_after = self._sent[recording.host]
 
-    def _chunk(self, recording: _Recording, data: bytes) -> None:
-        if not data:
-            return
-        offset = round(time.monotonic() - recording.started, 6)
-        if recording.binary:
-            self._append(recording, Chunk(offset, bytes(data)))
-            return
-        text = recording.decoder.decode(data)
-        if text:
-            self._append(recording, Chunk(offset, self.scrubber.text(text)))
-
-    def _append(self, recording: _Recording, chunk: Chunk) -> None:
+    def _count_chunk(self, recording: _Recording) -> None:
+        """Note how many of its host's requests were sent when the next chunk arrived."""
         with self._lock:
             recording.after.append(self._sent[recording.host])
-            recording.response.chunks.append(chunk)
-
-    def _finish(self, recording: _Recording) -> None:
-        with self._lock:
-            if recording.finished:
-                return
-            recording.finished = True
-        chunks = recording.response.chunks
-        if recording.binary:
-            return
-        tail = recording.decoder.decode(b"", final=True)
-        if tail:
-            self._append(recording, Chunk(round(time.monotonic() - recording.started, 6), tail))
-        texts = [c.data for c in chunks if isinstance(c.data, str)]
-        for chunk, data in zip(chunks, self.scrubber.stream(texts), strict=True):
-            chunk.data = data
 
     def close(self) -> None:
         with self._lock:
