@@ -35,14 +35,13 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from agui_replay.errors import ProviderError
-from agui_replay.providers._plan import PASSTHROUGH, Plan, Request
+from agui_replay.providers._plan import Plan, Request
 
 __all__ = [
     "BASE_PATHS",
     "DEFAULT_PROVIDER",
     "ENV_VARS",
     "KNOWN_HOSTS",
-    "ORIGIN_HEADER",
     "REAL_ORIGINS",
     "ROUTE_PREFIX",
     "HostTable",
@@ -118,10 +117,6 @@ ENV_VARS: dict[str, tuple[str, str]] = {
 
 ROUTE_PREFIX = "/_agui/"
 """Loopback paths ``/_agui/NAME/...`` are requests to provider NAME (the environment routes)."""
-
-ORIGIN_HEADER = "x-agui-replay-origin"
-"""On a request that :meth:`Router.rewrite` sent to the loopback server: the scheme and host it
-was meant for (the recorder forwards there). Removed before the request is matched or stored."""
 
 
 def split_route(path: str) -> tuple[str | None, str]:
@@ -285,13 +280,6 @@ class Router:
         """Whether ``host:port`` is the session's loopback server."""
         return self.own is not None and port == self.own[1] and host in ("127.0.0.1", "localhost")
 
-    def route(self, request: Any) -> tuple[str | None, str] | None:
-        """``(provider or None, origin)`` when ``request`` (httpx / httpx2) is routed."""
-        if request.extensions.get(PASSTHROUGH):
-            return None
-        url = request.url
-        return self.route_to(url.host, url.port, f"{url.scheme}://{url.netloc.decode('ascii')}")
-
     def route_to(
         self, host: str | None, port: int | None, origin: str
     ) -> tuple[str | None, str] | None:
@@ -307,35 +295,12 @@ class Router:
         _log.debug("request to %s: provider %r, answered in process", origin, name)
         return name, origin
 
-    def rewrite(self, url: str) -> tuple[str, str] | None:
-        """For a client whose transport is not patched: the loopback URL that a request to
-        ``url`` can go to instead (``/_agui/NAME/...`` on the session's server, which forwards
-        to the origin given in :data:`ORIGIN_HEADER`), and that origin; ``None`` when ``url``
-        is not a provider's."""
-        if self.own is None:
-            return None
-        parts = urlsplit(url)
-        host = parts.hostname
-        if not host or parts.scheme not in ("http", "https"):
-            return None
-        name = self.hosts.provider_for(host, parts.port)
-        if name is None:
-            return None
-        own_host, own_port = self.own
-        query = f"?{parts.query}" if parts.query else ""
-        target = f"http://{own_host}:{own_port}{ROUTE_PREFIX}{name}{parts.path or '/'}{query}"
-        return target, f"{parts.scheme}://{parts.netloc}"
-
 
 # --- the transport patches --------------------------------------------------------------------
 
 _lock = threading.Lock()
 _routers: list[Router] = []
 _saved: list[tuple[Any, str, Any]] = []
-
-
-def _active() -> Router | None:
-    return _routers[-1] if _routers else None
 
 
 def _find(host: str | None, port: int | None, origin: str) -> tuple[Router, str | None, str] | None:

@@ -20,6 +20,7 @@ Private to :mod:`agui_replay.providers`.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -33,7 +34,6 @@ Route = Callable[[str | None, int | None, str], "Answer | None"]
 """``route(host, port or None for the scheme's default, origin) -> answer | None``."""
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_UNSET: Any = object()
 
 
 def request_body(body: Any) -> bytes:
@@ -91,27 +91,11 @@ def install(route: Callable[..., Any]) -> list[tuple[Any, str, Any]]:
 
 def patch_urlopen(cls: Any, route: Route) -> Any:
     """``cls.urlopen`` (``urllib3.HTTPConnectionPool``'s) answering routed requests in
-    process; the others go to the original."""
+    process; the others go to the original, with the arguments they came with."""
     original = cls.urlopen
+    signature = inspect.signature(original)
 
-    def urlopen(
-        self: Any,
-        method: str,
-        url: str,
-        body: Any = None,
-        headers: Mapping[str, str] | None = None,
-        retries: Any = None,
-        redirect: bool = True,
-        assert_same_host: bool = True,
-        timeout: Any = _UNSET,
-        pool_timeout: Any = None,
-        release_conn: Any = None,
-        chunked: bool = False,
-        body_pos: Any = None,
-        preload_content: bool = True,
-        decode_content: bool = True,
-        **response_kw: Any,
-    ) -> Any:
+    def urlopen(self: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
         scheme, host, port = self.scheme, self.host, self.port
         target = url
         if "://" in url:  # absolute form: through a proxy, or given whole
@@ -124,35 +108,22 @@ def patch_urlopen(cls: Any, route: Route) -> Any:
             netloc = f"{netloc}:{explicit}"
         answer = route(host, explicit, f"{scheme}://{netloc}")
         if answer is None:
-            kwargs: dict[str, Any] = {
-                "body": body,
-                "headers": headers,
-                "retries": retries,
-                "redirect": redirect,
-                "assert_same_host": assert_same_host,
-                "pool_timeout": pool_timeout,
-                "release_conn": release_conn,
-                "chunked": chunked,
-                "body_pos": body_pos,
-                "preload_content": preload_content,
-                "decode_content": decode_content,
-                **response_kw,
-            }
-            if timeout is not _UNSET:
-                kwargs["timeout"] = timeout
-            return original(self, method, url, **kwargs)
+            return original(self, method, url, *args, **kwargs)
+        given = signature.bind(self, method, url, *args, **kwargs)
+        given.apply_defaults()
+        arg = given.arguments
         return _retrying(
             self,
             answer,
             method,
             target,
-            _headers(self, headers, netloc),
-            request_body(body),
+            _headers(self, arg["headers"], netloc),
+            request_body(arg["body"]),
             url=url,
-            retries=retries,
-            redirect=redirect,
-            preload_content=preload_content,
-            decode_content=decode_content,
+            retries=arg["retries"],
+            redirect=arg["redirect"],
+            preload_content=arg["preload_content"],
+            decode_content=arg["decode_content"],
         )
 
     urlopen.__wrapped__ = original  # type: ignore[attr-defined]
