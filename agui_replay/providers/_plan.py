@@ -15,7 +15,7 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agui_replay.errors import AguiReplayError, ProviderError
@@ -121,7 +121,6 @@ class Plan:
     body: Iterable[tuple[float, bytes]]
     streaming: bool
     cut: bool = False
-    notes: list[str] = field(default_factory=list)
     abody: AsyncIterator[tuple[float, bytes]] | None = None
     """Set instead of ``body`` when the writes are produced by async code (an async transport)."""
 
