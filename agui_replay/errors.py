@@ -224,7 +224,8 @@ class ScriptExhaustedError(ProviderError):
 class RequestMismatchError(ProviderError):
     """A request made during replay differs from the one recorded at that position.
 
-    ``field`` is the first differing field (``body.messages[0].content``), when known.
+    ``field`` is the first differing field as a JSON pointer (``/body/messages/0/content``),
+    when known.
     """
 
     def __init__(self, message: str, *, field: str | None = None) -> None:

@@ -40,7 +40,8 @@ FaultKind = Literal["cut", "status", "delay", "malformed", "timeout"]
 @dataclass(frozen=True)
 class Fault:
     """One fault, built by :func:`cut`, :func:`status`, :func:`delay`, :func:`malformed` or
-    :func:`timeout`; the replaying fake provider reads its fields."""
+    :func:`timeout`; a replay reads its fields (``agui_replay.providers``' reel, which answers
+    provider and other hosts' requests alike)."""
 
     kind: FaultKind
     request: int = 0

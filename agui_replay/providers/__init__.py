@@ -15,15 +15,25 @@ request through.
 
 Where things live (all private, behind the names below):
 
-* ``_fake``, ``_script``, ``_matching``: the fake, its script vocabulary, replay matching;
-  ``_chunking``: text cut into stream chunks;
-  ``_recorder``: the recorder; ``_interaction``: the recorded data; ``_session``: the seam;
+* ``_fake``, ``_script``: the scripted fake and its script vocabulary; ``_chunking``: text
+  cut into stream chunks; ``_recorder``: the recorder; ``_interaction``: the recorded data;
+  ``_session``: the seam; ``_plan``: a planned answer (:class:`Plan`) and the three ways a
+  request fails (cut, timeout, unreachable);
+* where a replayed request is matched: ``_replaying`` (the reel of recorded exchanges every
+  replay answers from, its faults, and the model providers' role) with ``_matchers`` (the
+  named matchers: method, origin, path, query, body less ``match_ignore``, headers,
+  callables); ``_transport/_tape`` is the other hosts' role (and records them);
 * ``_formats/``: one module per wire format (``_wire`` OpenAI and Anthropic, ``_gemini``,
   ``_bedrock``); a new provider format goes there, dispatched in ``_formats/__init__.py``;
-* ``_transport/``: how requests reach an app: the loopback server, one module per HTTP
+* ``_transport/``: how requests reach an answer: the loopback server, one module per HTTP
   library (``_httpx``, ``_aiohttp``, ``_urllib3``, ``_urllib``), the routing of the known
-  provider hosts (``_routing``) and the tape of other hosts (``_tape``); a new HTTP library
-  goes there, patched in ``_routing.intercepting``.
+  provider hosts (``_routing``) and the tape of other hosts (``_tape``).
+
+Adding an HTTP library is one new module in ``_transport/`` and its line in
+``_routing._transports``: the module defines ``install(answer_for)``, which patches the
+library so a request that ``answer_for(host, port, origin, asynchronous=...)`` routes is
+answered in process, and a :class:`~agui_replay.providers._plan.Library` subclass naming the
+library's exceptions for a timeout, a refused connection and a cut stream.
 """
 
 from __future__ import annotations
@@ -34,7 +44,7 @@ from agui_replay._lazy import lazy_names
 
 if TYPE_CHECKING:
     from agui_replay.providers._chunking import by_size, by_word
-    from agui_replay.providers._fake import FakeProvider, detect_api
+    from agui_replay.providers._fake import FakeProvider
     from agui_replay.providers._interaction import Interaction
     from agui_replay.providers._recorder import Recorder
     from agui_replay.providers._script import (
@@ -46,6 +56,7 @@ if TYPE_CHECKING:
         ToolCall,
         ToolCallDelta,
         Usage,
+        detect_api,
     )
     from agui_replay.providers._session import SessionProvider
     from agui_replay.providers._transport._loopback import LoopbackServer
@@ -73,7 +84,7 @@ __all__ = [
 # and the fake, its server and the transports (httpx, httpx2) cost tens of milliseconds.
 _SCRIPT = "agui_replay.providers._script"
 _HOMES = {
-    **dict.fromkeys(("FakeProvider", "detect_api"), "agui_replay.providers._fake"),
+    "FakeProvider": "agui_replay.providers._fake",
     **dict.fromkeys(
         (
             "ProviderRequest",
@@ -84,6 +95,7 @@ _HOMES = {
             "ToolCall",
             "ToolCallDelta",
             "Usage",
+            "detect_api",
         ),
         _SCRIPT,
     ),

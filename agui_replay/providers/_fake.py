@@ -1,31 +1,23 @@
-"""FakeProvider: a scripted (or replayed) model provider speaking OpenAI, Anthropic, Gemini and
-AWS Bedrock (Converse) HTTP."""
+"""FakeProvider: a scripted model provider speaking OpenAI, Anthropic, Gemini and AWS Bedrock
+(Converse) HTTP; :meth:`FakeProvider.from_interactions` one whose requests a replay of recorded
+interactions answers (:class:`~agui_replay.providers._replaying.ProviderReplay`)."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
-import re
-import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from agui_replay.errors import ProviderError, RequestMismatchError, ScriptExhaustedError
+from agui_replay.errors import ProviderError, ScriptExhaustedError
 from agui_replay.providers._formats import encode_turn, error_plan, stream_encoder
-from agui_replay.providers._formats._wire import (
-    Plan,
-    StreamCut,
-    StreamEncoder,
-    TurnContext,
-    json_plan,
-)
+from agui_replay.providers._formats._wire import StreamEncoder, TurnContext
 from agui_replay.providers._interaction import Interaction, parse_body
-from agui_replay.providers._matching import describe_difference, first_difference
+from agui_replay.providers._matchers import match_ignore_globs
+from agui_replay.providers._plan import Plan, StreamCut, json_plan
+from agui_replay.providers._replaying import MatchMode, ProviderReplay
 from agui_replay.providers._script import (
-    Api,
     Delta,
     FunctionTurn,
     ProviderRequest,
@@ -34,87 +26,19 @@ from agui_replay.providers._script import (
     Text,
     ToolCall,
     Usage,
-    bedrock_target,
     coerce_yielded,
+    detect_api,
     parts_to_deltas,
 )
 from agui_replay.providers._transport._loopback import LoopbackServer
 
 if TYPE_CHECKING:
-    from agui_replay.providers._transport._httpx import (
-        Httpx2AsyncTransport,
-        Httpx2Transport,
-        HttpxAsyncTransport,
-        HttpxTransport,
-    )
+    import httpx
+    import httpx2
 
-__all__ = ["FakeProvider", "MatchMode", "ReplayTurn", "detect_api"]
-
-_log = logging.getLogger("agui_replay.matching")
-
-MatchMode = Literal["order", "unordered", "none"]
-
-_ROUTES: tuple[tuple[str, Api], ...] = (
-    ("/chat/completions", "openai.chat"),
-    ("/responses", "openai.responses"),
-    ("/messages", "anthropic.messages"),
-)
-
-
-def detect_api(path: str) -> Api | None:
-    """Which provider API a request path addresses, by its end: any prefix before it (``/v1``,
-    Groq's ``/openai/v1``, OpenRouter's ``/api/v1``, none at all) is the same API.
-
-    >>> detect_api("/api/v1/chat/completions"), detect_api("/openai/v1/chat/completions")
-    ('openai.chat', 'openai.chat')
-    >>> detect_api("/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse")
-    'gemini.generate'
-    >>> detect_api("/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse-stream")
-    'bedrock.converse'
-    """
-    bare = path.split("?", 1)[0].rstrip("/")
-    if bare.endswith((":generateContent", ":streamGenerateContent")):
-        return "gemini.generate"
-    if bedrock_target(bare) is not None:
-        return "bedrock.converse"
-    for suffix, api in _ROUTES:
-        if bare.endswith(suffix):
-            return api
-    return None
-
-
-@dataclass
-class ReplayTurn:
-    """A turn that replays a recorded interaction byte for byte (or with ``faults``: what
-    :mod:`agui_replay.faults` builds, read by their fields)."""
-
-    interaction: Interaction
-    position: int
-    realtime: bool = False
-    faults: list[Any] = field(default_factory=list)
-    answered: dict[int, int] = field(default_factory=dict)
-    """How many attempts each ``status`` / ``timeout`` fault (by its place in ``faults``) has
-    answered so far."""
-
-    def gate(self) -> Any | None:
-        """The ``status`` or ``timeout`` fault that answers this attempt, counted (``None``:
-        the recorded response is served now)."""
-        for i, fault in enumerate(self.faults):
-            if fault.kind in ("status", "timeout") and self.answered.get(i, 0) < fault.times:
-                self.answered[i] = self.answered.get(i, 0) + 1
-                return fault
-        return None
-
-    def describe(self) -> str:
-        r = self.interaction.request
-        who = f" ({self.interaction.provider})" if self.interaction.provider else ""
-        return f"recorded interaction #{self.position}{who}: {r.method} {r.path}"
-
-
-Turn = ScriptTurn | ReplayTurn
+__all__ = ["FakeProvider", "MatchMode", "detect_api"]
 
 _NO_RETRY = ("x-should-retry", "false")
-_DROP_ON_REPLAY = {"content-length", "transfer-encoding", "content-encoding", "connection"}
 
 
 class FakeProvider:
@@ -163,19 +87,15 @@ class FakeProvider:
         self.allow_unused_turns = allow_unused_turns
         self.match: MatchMode = match
         self.ignore_fields = frozenset(ignore_fields)
-        self.match_ignore, self._match_rules = _match_ignore_rules(match_ignore)
+        self.match_ignore, _ = match_ignore_globs(match_ignore)
         """JSON-pointer globs (``/messages/0/content``, ``/tools/*/description``) left out of
         the request bodies when a request is compared with a recorded one."""
-        self.ignored: list[str] = []
-        """The requests that matched only once ``match_ignore`` left fields out, each with
-        the first such field: ``"request #0: /messages/0/content"``."""
-        self.turns: list[Turn] = []
+        self.turns: list[Any] = []
+        """The scripted turns (a replaying fake: its recorded interactions)."""
         self.served: list[bool] = []
         self.requests: list[ProviderRequest] = []
         self.errors: list[ProviderError] = []
-        self.fired: list[Any] = []
-        self._gates: dict[int, Any] = {}
-        """The faults of a replay (:mod:`agui_replay.faults`) that changed a response."""
+        self._replay: ProviderReplay | None = None
         self._lock = threading.Lock()
         self._servers: list[LoopbackServer] = []
 
@@ -295,18 +215,16 @@ class FakeProvider:
         earlier runs); the faults that fired are in :attr:`fired`.
         """
         fake = cls(match=match, **options)
-        for i, it in enumerate(interactions):
-            try:
-                inter = it if isinstance(it, Interaction) else Interaction.from_dict(dict(it))
-            except (ProviderError, TypeError, ValueError) as exc:
-                raise ProviderError(f"interaction #{i}: {exc}") from None
-            fake.turns.append(ReplayTurn(inter, i, realtime))
-            fake.served.append(False)
-        for fault in faults:
-            at = fault.request - first_request
-            turn = fake.turns[at] if 0 <= at < len(fake.turns) else None
-            if isinstance(turn, ReplayTurn):
-                turn.faults.append(fault)
+        fake._replay = ProviderReplay(
+            interactions,
+            realtime=realtime,
+            match=match,
+            match_ignore=fake.match_ignore,
+            ignore_fields=fake.ignore_fields,
+            faults=faults,
+            first_request=first_request,
+        )
+        fake.turns = fake._replay.reel.entries
         return fake
 
     # --- state --------------------------------------------------------------------------------
@@ -318,8 +236,21 @@ class FakeProvider:
         return self.requests[-1]
 
     @property
+    def ignored(self) -> list[str]:
+        """The requests of a replay that matched only once ``match_ignore`` left fields out,
+        each with the first such field: ``"request #0: /messages/0/content"``."""
+        return self._replay.ignored if self._replay is not None else []
+
+    @property
+    def fired(self) -> list[Any]:
+        """The faults of a replay (:mod:`agui_replay.faults`) that changed a response."""
+        return self._replay.fired if self._replay is not None else []
+
+    @property
     def unserved(self) -> list[str]:
         """Descriptions of the turns no request consumed, with their script positions."""
+        if self._replay is not None:
+            return self._replay.unserved
         return [
             f"turn #{i}: {t.describe()}"
             for i, (t, done) in enumerate(zip(self.turns, self.served, strict=False))
@@ -359,25 +290,25 @@ class FakeProvider:
         self._servers.append(server)
         return server
 
-    def transport(self) -> Httpx2Transport:
+    def transport(self) -> httpx2.BaseTransport:
         """An in-process ``httpx2`` transport: ``httpx2.Client(transport=fake.transport())``."""
         from agui_replay.providers._transport._httpx import Httpx2Transport
 
         return Httpx2Transport(self.handle)
 
-    def async_transport(self) -> Httpx2AsyncTransport:
+    def async_transport(self) -> httpx2.AsyncBaseTransport:
         """An in-process async ``httpx2`` transport."""
         from agui_replay.providers._transport._httpx import Httpx2AsyncTransport
 
         return Httpx2AsyncTransport(self.ahandle)
 
-    def httpx_transport(self) -> HttpxTransport:
+    def httpx_transport(self) -> httpx.BaseTransport:
         """An in-process ``httpx`` transport."""
         from agui_replay.providers._transport._httpx import HttpxTransport
 
         return HttpxTransport(self.handle)
 
-    def httpx_async_transport(self) -> HttpxAsyncTransport:
+    def httpx_async_transport(self) -> httpx.AsyncBaseTransport:
         """An in-process async ``httpx`` transport."""
         from agui_replay.providers._transport._httpx import HttpxAsyncTransport
 
@@ -579,6 +510,10 @@ class FakeProvider:
 
     def _fail(self, request: ProviderRequest | None, err: ProviderError, status: int) -> Plan:
         self._record(err)
+        return self._answer_error(request, err, status)
+
+    @staticmethod
+    def _answer_error(request: ProviderRequest | None, err: ProviderError, status: int) -> Plan:
         api = request.api if request is not None else None
         return error_plan(
             api, status, f"agui_replay: {err}", error_type="agui_replay_error", headers=[_NO_RETRY]
@@ -590,14 +525,22 @@ class FakeProvider:
         # A Plan when the answer is known here (models list, error, replayed recording); else
         # the scripted turn whose content handle / ahandle resolve, each in its own mode.
         api = detect_api(path)
-        if method == "GET" and _strip_query(path).rstrip("/").endswith("/models"):
+        if method == "GET" and path.split("?", 1)[0].rstrip("/").endswith("/models"):
             return json_plan(200, {"object": "list", "data": []})
         with self._lock:
             request = ProviderRequest(
                 len(self.requests), method, path, dict(headers), parse_body(body), api, provider
             )
             self.requests.append(request)
-            if api is None and not any(isinstance(t, ReplayTurn) for t in self.turns):
+            if self._replay is not None:
+                answer = self._replay.answer(request)
+                if isinstance(answer, Plan):
+                    return answer
+                if not isinstance(answer, ScriptExhaustedError) or self.function is None:
+                    self.errors.append(answer)
+                    return self._answer_error(request, answer, 500)
+                return request, ScriptTurn(function=self.function), len(self.turns)
+            if api is None:
                 err = ProviderError(
                     f"request #{request.index} {method} {path}: not an endpoint this fake serves "
                     "(POST .../chat/completions, .../responses, .../messages, "
@@ -609,120 +552,20 @@ class FakeProvider:
         if isinstance(pick, ProviderError):
             return self._fail(request, pick, 500)
         position, turn = pick
-        if isinstance(turn, ReplayTurn):
-            return self._replay(turn, request)
         return request, turn, position
 
-    def _serves(self, turn: Turn, provider: str | None, has_own: bool) -> bool:
-        """Whether ``turn`` may answer a request routed to ``provider``.
-
-        A request that names no provider takes any turn; a recorded interaction tagged with a
-        provider answers only requests to that provider; untagged turns (scripted ones, and
-        format-1 cassettes) and ``"default"`` ones answer a provider that has no turn tagged
-        with its name (``has_own`` is False)."""
-        if provider is None:
-            return True
-        tag = turn.interaction.provider if isinstance(turn, ReplayTurn) else None
-        if tag == provider:
-            return True
-        return not has_own and tag in (None, "default")
-
-    def _pick(self, request: ProviderRequest) -> tuple[int, Turn] | ProviderError:
+    def _pick(self, request: ProviderRequest) -> tuple[int, ScriptTurn] | ProviderError:
         # caller holds the lock
-        provider = request.provider
-        has_own = provider is not None and any(
-            isinstance(t, ReplayTurn) and t.interaction.provider == provider for t in self.turns
-        )
-        pending = [
-            i
-            for i, done in enumerate(self.served)
-            if not done and self._serves(self.turns[i], provider, has_own)
-        ]
+        pending = [i for i, done in enumerate(self.served) if not done]
         if not pending:
-            _log.debug("request #%d: no unserved turn is left for it", request.index)
             if self.function is not None:
                 return len(self.turns), ScriptTurn(function=self.function)
-            if request.provider is not None and any(not done for done in self.served):
-                return ScriptExhaustedError(
-                    f"request #{request.index} to provider {request.provider!r} arrived but no "
-                    f"unserved turn of the script or recording is for that provider:\n  "
-                    f"{request.summary()}"
-                )
             return ScriptExhaustedError(
                 f"request #{request.index} arrived but the script has {len(self.turns)} turn(s) "
                 f"and all were served (script position {len(self.turns)}):\n  {request.summary()}"
             )
-        first = pending[0]
-        turn = self.turns[first]
-        if isinstance(turn, ReplayTurn) and self.match != "none":
-            if self.match == "unordered":
-                for i in pending:
-                    t = self.turns[i]
-                    if isinstance(t, ReplayTurn) and self._mismatch(request, t) is None:
-                        return i, self._serve(i, t, request)
-            mismatch = self._mismatch(request, turn)
-            if mismatch is not None:
-                return mismatch
-        return first, self._serve(first, turn, request)
-
-    def _serve(self, i: int, turn: Turn, request: ProviderRequest) -> Turn:
-        # caller holds the lock. A status or timeout fault answers this attempt instead of
-        # the recording, which stays unserved for the client's retry.
-        gate = turn.gate() if isinstance(turn, ReplayTurn) else None
-        if gate is None:
-            self.served[i] = True
-        else:
-            self._gates[request.index] = gate
-        return turn
-
-    def _mismatch(self, request: ProviderRequest, turn: ReplayTurn) -> RequestMismatchError | None:
-        rec = turn.interaction.request
-        ignore = frozenset(f"body.{f}" for f in self.ignore_fields)
-        recorded = {"method": rec.method, "path": _strip_query(rec.path), "body": rec.body}
-        received = {
-            "method": request.method,
-            "path": _strip_query(request.path),
-            "body": request.body,
-        }
-        diff = first_difference(recorded, received, ignore=ignore)
-        if diff is not None and self._match_rules:
-            recorded["body"] = _left_out(rec.body, self._match_rules)
-            received["body"] = _left_out(request.body, self._match_rules)
-            loose = first_difference(recorded, received, ignore=ignore)
-            if loose is None:
-                _log.debug(
-                    "request #%d matches recorded interaction #%d once match_ignore leaves "
-                    "out what differs (first: %s)",
-                    request.index,
-                    turn.position,
-                    diff.pointer,
-                )
-                self.ignored.append(f"request #{request.index}: {diff.pointer[len('/body') :]}")
-                return None
-            diff = loose
-        if diff is None:
-            _log.debug(
-                "request #%d (%s %s) matches recorded interaction #%d",
-                request.index,
-                request.method,
-                request.path,
-                turn.position,
-            )
-            return None
-        _log.debug(
-            "request #%d (%s %s) does not match recorded interaction #%d: first difference at %s",
-            request.index,
-            request.method,
-            request.path,
-            turn.position,
-            diff.path,
-        )
-        return RequestMismatchError(
-            f"request #{request.index} ({request.method} {request.path}) does not match recorded "
-            f"interaction #{turn.position} (match={self.match!r}):\n{describe_difference(diff)}"
-            + _ignore_hint(diff.pointer),
-            field=diff.path,
-        )
+        self.served[pending[0]] = True
+        return pending[0], self.turns[pending[0]]
 
     def _encode(
         self, request: ProviderRequest, turn: ScriptTurn, deltas: list[Delta], position: int
@@ -735,181 +578,6 @@ class FakeProvider:
             return encode_turn(request.api, ctx, turn, deltas, delay)
         except ProviderError as exc:
             return self._fail(request, _wrap(exc, request, position), 500)
-
-    def _replay(self, turn: ReplayTurn, request: ProviderRequest) -> Plan:
-        resp = turn.interaction.response
-        headers = [(k, v) for k, v in resp.headers.items() if k.lower() not in _DROP_ON_REPLAY]
-        with self._lock:
-            gate = self._gates.pop(request.index, None)
-        if gate is not None:
-            return self._gated(turn, gate)
-        if resp.chunks:
-            writes: list[tuple[float, bytes]] = []
-            last = 0.0
-            for c in resp.chunks:
-                wait = max(0.0, c.offset - last) if turn.realtime else 0.0
-                last = c.offset
-                writes.append((wait, c.raw))
-            plan = Plan(resp.status, headers, writes, streaming=True)
-        else:
-            plan = Plan(resp.status, headers, [(0.0, resp.text.encode("utf-8"))], streaming=False)
-        for fault in turn.faults:
-            if fault.kind in ("cut", "malformed", "delay"):
-                self._apply(turn, plan, fault)
-        return plan
-
-    # --- faults (agui_replay.faults) on a replayed response -----------------------------------
-
-    def _fired(self, fault: Any) -> None:
-        with self._lock:
-            if not any(f is fault for f in self.fired):
-                self.fired.append(fault)
-
-    def _gated(self, turn: ReplayTurn, fault: Any) -> Plan:
-        """A ``status`` fault's error response, or a ``timeout`` fault's error raised as the
-        client's HTTP library raises a read timeout."""
-        self._fired(fault)
-        rec = turn.interaction.request
-        what = f"{fault.describe()} on {rec.method} {rec.path}"
-        if fault.kind == "timeout":
-            _log.debug("replaying %s: a read timeout", what)
-            raise _read_timeout(f"agui_replay fault: read timed out ({what})")
-        _log.debug("replaying %s: HTTP %s", what, fault.code)
-        return error_plan(
-            detect_api(rec.path),
-            fault.code,
-            f"agui_replay fault: HTTP {fault.code} ({what})",
-            headers=list(fault.headers),
-        )
-
-    def _apply(self, turn: ReplayTurn, plan: Plan, fault: Any) -> None:
-        writes = list(plan.body)
-        if fault.kind == "delay":
-            if writes:
-                wait, first = writes[0]
-                writes[0] = (wait + fault.seconds, first)
-        elif fault.kind == "cut":
-            writes = writes[: fault.after_chunks]
-            plan.cut = True
-        else:
-            n = fault.after_chunks
-            frame = _malformed_frame(turn.interaction, writes[max(0, n - 1) : n + 1])
-            writes.insert(min(n, len(writes)), (0.0, frame))
-        plan.body = writes
-        plan.notes.append(fault.describe())
-        self._fired(fault)
-
-
-def _strip_query(path: str) -> str:
-    return path.split("?", 1)[0]
-
-
-_MALFORMED = '{"truncated": '
-_EVENT_LINE = re.compile(rb"^event: ?(\S+)", re.MULTILINE)
-
-
-def _malformed_frame(interaction: Interaction, around: list[tuple[float, bytes]]) -> bytes:
-    """A frame of the response's own framing whose JSON is cut short: an AWS event stream
-    message (Bedrock), else an SSE event named as the recorded events around it are
-    (Anthropic's ``content_block_delta``...; OpenAI's have no name)."""
-    content_type = interaction.response.headers.get("content-type", "")
-    if "eventstream" in content_type or detect_api(interaction.request.path) == "bedrock.converse":
-        from agui_replay._eventstream import encode_event
-
-        return encode_event("contentBlockDelta", _MALFORMED.encode())
-    names = [m.group(1) for _, raw in around for m in _EVENT_LINE.finditer(raw)]
-    named = [n for n in names if n not in (b"ping", b"message_stop", b"error")]
-    event = b"event: " + named[-1] + b"\n" if named else b""
-    return event + b"data: " + _MALFORMED.encode() + b"\n\n"
-
-
-_TIMEOUTS = {
-    "agui_replay.providers._transport._aiohttp": "aiohttp",
-    "agui_replay.providers._transport._urllib3": "urllib3",
-    "agui_replay.providers._transport._urllib": "socket",
-    "agui_replay.providers._transport._loopback": "socket",
-}
-
-
-def _read_timeout(message: str) -> BaseException:
-    """What the HTTP library that sent the request raises on a read timeout: the nearest
-    in-process transport on the stack (httpx2's or httpx's, aiohttp's, urllib3's,
-    http.client's) says which library that is."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module == "agui_replay.providers._transport._httpx":
-            owner = type(frame.f_locals.get("self")).__name__
-            if owner.startswith("Httpx2"):
-                import httpx2
-
-                return httpx2.ReadTimeout(message)
-            if owner.startswith("Httpx"):
-                import httpx
-
-                return httpx.ReadTimeout(message)
-        library = _TIMEOUTS.get(module)
-        if library == "aiohttp":
-            import aiohttp
-
-            # a read timeout is SocketTimeoutError (aiohttp >= 3.10), a ServerTimeoutError
-            timeout: type[Exception] = getattr(
-                aiohttp, "SocketTimeoutError", aiohttp.ServerTimeoutError
-            )
-            return timeout(message)
-        if library == "urllib3":
-            from urllib3.exceptions import ReadTimeoutError
-
-            return ReadTimeoutError(None, "", message)  # type: ignore[arg-type]
-        if library == "socket":
-            break
-        frame = frame.f_back  # type: ignore[assignment]
-    return TimeoutError(message)  # socket.timeout
-
-
-def _match_ignore_rules(globs: Iterable[str]) -> tuple[tuple[str, ...], tuple[Any, ...]]:
-    """``match_ignore`` checked: the globs, and the normalize rules that drop what they name."""
-    from agui_replay.errors import InvalidArgumentError
-    from agui_replay.normalize import ignore
-
-    if isinstance(globs, str):
-        globs = [globs]
-    kept: list[str] = []
-    rules: list[Any] = []
-    for glob in globs:
-        try:
-            rules.append(ignore(glob))
-        except InvalidArgumentError:
-            raise InvalidArgumentError(
-                f"match_ignore: {glob!r} is not a JSON-pointer glob into the request body; "
-                'write it as a JSON pointer starting with "/", with * for any one key or index '
-                'and ** for any depth, e.g. "/messages/0/content", "/temperature" or '
-                '"/tools/*/description"'
-            ) from None
-        kept.append(glob)
-    return tuple(kept), tuple(rules)
-
-
-def _left_out(body: Any, rules: Iterable[Any]) -> Any:
-    """The request body without what the ``match_ignore`` rules name (JSON bodies only)."""
-    if not isinstance(body, (dict, list)):
-        return body
-    for rule in rules:
-        body = rule(body)
-    return body
-
-
-def _ignore_hint(pointer: str) -> str:
-    """How to let a body difference through, naming its place (empty outside the body)."""
-    import json
-
-    if not pointer.startswith("/body/"):
-        return ""
-    shown = json.dumps(pointer[len("/body") :], ensure_ascii=False)
-    return (
-        "\n  if this field does not matter to the test, re-record, or ignore it: "
-        f"@pytest.mark.agui(match_ignore=[{shown}])"
-    )
 
 
 def _wrap(exc: Exception, request: ProviderRequest, position: int) -> ProviderError:

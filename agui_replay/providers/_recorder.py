@@ -25,13 +25,13 @@ from __future__ import annotations
 import codecs
 import threading
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from agui_replay._secrets import SIGNING_HEADERS, header_value_secrets
 from agui_replay.errors import ProviderError
-from agui_replay.providers._formats._wire import Plan, StreamCut, error_plan, url_target
+from agui_replay.providers._formats._wire import error_plan
 from agui_replay.providers._interaction import (
     Chunk,
     Interaction,
@@ -40,6 +40,7 @@ from agui_replay.providers._interaction import (
     is_text_content_type,
     parse_body,
 )
+from agui_replay.providers._plan import PASSTHROUGH, Plan, StreamCut, url_target
 from agui_replay.providers._transport._loopback import LoopbackServer
 from agui_replay.scrub import Scrubber as _Scrub
 
@@ -49,11 +50,16 @@ if TYPE_CHECKING:
 
     from agui_replay.providers._fake import FakeProvider, MatchMode
 
-__all__ = ["DEFAULT_SCRUB_HEADERS", "PASSTHROUGH", "SCRUBBED", "ProxyApp", "Recorder", "Scrubber"]
-
-PASSTHROUGH = "agui_replay.passthrough"
-"""A request extension: the provider routing lets a request that carries it through untouched
-(the recorder's own requests to the upstream)."""
+__all__ = [
+    "DEFAULT_SCRUB_HEADERS",
+    "HOP",
+    "SCRUBBED",
+    "UNSTORED",
+    "Capture",
+    "ProxyApp",
+    "Recorder",
+    "Scrubber",
+]
 
 SCRUBBED = "<scrubbed>"
 DEFAULT_SCRUB_HEADERS: tuple[str, ...] = (
@@ -68,10 +74,10 @@ DEFAULT_SCRUB_HEADERS: tuple[str, ...] = (
 )
 # query parameters that carry an API key
 _QUERY_KEYS = {"key", "api_key", "api-key"}
-# headers that describe one connection, not the exchange
-_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "te", "upgrade"}
-# headers that describe one signed attempt (SigV4): never stored
-_UNSTORED = _HOP | SIGNING_HEADERS
+HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "te", "upgrade"}
+"""Headers that describe one connection, not the exchange: never forwarded nor stored."""
+UNSTORED = HOP | SIGNING_HEADERS
+"""Request headers never stored: :data:`HOP`, and those of one signed attempt (SigV4)."""
 
 
 class _HasBaseUrl(Protocol):
@@ -175,40 +181,60 @@ class Scrubber:
         return out
 
 
-class _Capture:
-    """The interaction being recorded: request known, response arriving chunk by chunk."""
+class Capture:
+    """A response being recorded, read by read: each read becomes a chunk with its offset
+    (text decoded and scrubbed as it arrives, the whole stream scrubbed again at its end, so a
+    secret split between reads is found too). The recorder's and the tape's.
 
-    def __init__(self, recorder: Recorder, interaction: Interaction, started: float) -> None:
-        self.recorder = recorder
-        self.interaction = interaction
-        self.started = started
+    ``whole_body``: a response that is not an event stream is stored as its parsed body
+    instead of its chunks (a provider's); ``scrub_binary``: a binary body's messages are
+    scrubbed at the end (an AWS event stream's); ``on_chunk`` is called before each chunk is
+    added (the tape counts the requests sent by then).
+    """
+
+    def __init__(
+        self,
+        scrubber: Scrubber,
+        response: RecordedResponse,
+        *,
+        whole_body: bool = False,
+        scrub_binary: bool = True,
+        on_chunk: Callable[[], None] | None = None,
+    ) -> None:
+        self.scrubber = scrubber
+        self.stored = response
+        self.started = time.monotonic()
+        self.interaction: Interaction | None = None
+        self.binary = False
+        self._whole_body, self._scrub_binary = whole_body, scrub_binary
+        self.on_chunk = on_chunk
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._raw: list[bytes] = []
+        self._lock = threading.Lock()
         self._finished = False
-        self.binary = False
 
     def response(self, status: int, headers: Mapping[str, str]) -> None:
-        scrub = self.recorder.scrubber
-        self.interaction.response.status = status
-        self.interaction.response.headers = {
-            k: v for k, v in scrub.headers(headers).items() if k not in _HOP
+        self.stored.status = status
+        self.stored.headers = {
+            k: v for k, v in self.scrubber.headers(headers).items() if k not in HOP
         }
-        self.binary = not is_text_content_type(
-            self.interaction.response.headers.get("content-type")
-        )
+        self.binary = not is_text_content_type(self.stored.headers.get("content-type"))
+
+    def _add(self, data: str | bytes) -> None:
+        if self.on_chunk is not None:
+            self.on_chunk()
+        self.stored.chunks.append(Chunk(round(time.monotonic() - self.started, 6), data))
 
     def chunk(self, data: bytes) -> None:
-        self._raw.append(data)
+        if self._whole_body:
+            self._raw.append(data)
         if self.binary:
             if data:
-                offset = round(time.monotonic() - self.started, 6)
-                self.interaction.response.chunks.append(Chunk(offset, bytes(data)))
+                self._add(bytes(data))
             return
         text = self._decoder.decode(data)
         if text:
-            offset = round(time.monotonic() - self.started, 6)
-            scrubbed = self.recorder.scrubber.text(text)
-            self.interaction.response.chunks.append(Chunk(offset, scrubbed))
+            self._add(self.scrubber.text(text))
 
     def relay(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
         """Pass a response body through, recording each read; the capture ends with it."""
@@ -228,27 +254,29 @@ class _Capture:
             self.finish()
 
     def finish(self) -> None:
-        if self._finished:
-            return
-        self._finished = True
-        resp = self.interaction.response
+        with self._lock:
+            if self._finished:
+                return
+            self._finished = True
+        resp = self.stored
         if self.binary:
-            # bytes and read boundaries kept; secrets scrubbed inside each message
-            pieces = self.recorder.scrubber.binary_stream([c.raw for c in resp.chunks])
-            for chunk, raw in zip(resp.chunks, pieces, strict=True):
-                chunk.data = raw
+            if self._scrub_binary:
+                # bytes and read boundaries kept; secrets scrubbed inside each message
+                pieces = self.scrubber.binary_stream([c.raw for c in resp.chunks])
+                for chunk, raw in zip(resp.chunks, pieces, strict=True):
+                    chunk.data = raw
             return
         tail = self._decoder.decode(b"", final=True)
         if tail:
-            resp.chunks.append(Chunk(round(time.monotonic() - self.started, 6), tail))
+            self._add(tail)
         # Each read was scrubbed on arrival; a secret cut in two by a read boundary is only
         # visible in the whole stream.
         texts = [c.data for c in resp.chunks if isinstance(c.data, str)]
-        for chunk, data in zip(resp.chunks, self.recorder.scrubber.stream(texts), strict=True):
+        for chunk, data in zip(resp.chunks, self.scrubber.stream(texts), strict=True):
             chunk.data = data
-        if "event-stream" not in resp.headers.get("content-type", ""):
+        if self._whole_body and "event-stream" not in resp.headers.get("content-type", ""):
             # not streamed: keep the body, parsed when JSON
-            resp.body = self.recorder.scrubber.value(parse_body(b"".join(self._raw)))
+            resp.body = self.scrubber.value(parse_body(b"".join(self._raw)))
             resp.chunks = []
 
 
@@ -288,18 +316,19 @@ class Recorder:
         headers: Mapping[str, str],
         body: bytes,
         provider: str | None = None,
-    ) -> _Capture:
-        started = time.monotonic()
+    ) -> Capture:
         scrub = self.scrubber
-        req_headers = {k: v for k, v in scrub.headers(headers).items() if k not in _UNSTORED}
+        req_headers = {k: v for k, v in scrub.headers(headers).items() if k not in UNSTORED}
         scrub.learn_query(path)
         request = RecordedRequest(
             method, scrub.text(path), req_headers, scrub.value(parse_body(body))
         )
         interaction = Interaction(request, RecordedResponse(0), provider)
+        capture = Capture(self.scrubber, interaction.response, whole_body=True)
+        capture.interaction = interaction
         with self._lock:
             self.interactions.append(interaction)
-        return _Capture(self, interaction, started)
+        return capture
 
     def to_fake(
         self, *, realtime: bool = False, match: MatchMode = "order", **options: Any
@@ -449,15 +478,16 @@ class ProxyApp:
         """Close the connections to the upstream (idempotent)."""
         self.client.close()
 
-    def _failed(self, capture: _Capture, what: str) -> None:
+    def _failed(self, capture: Capture, what: str) -> None:
         with self.recorder._lock:
+            assert capture.interaction is not None
             self.recorder.failures.append((capture.interaction, what))
 
     def __call__(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Plan:
         import httpx2
 
         capture = self.recorder._begin(method, path, headers, body, self.provider)
-        fwd = {k: v for k, v in headers.items() if k.lower() not in _HOP}
+        fwd = {k: v for k, v in headers.items() if k.lower() not in HOP}
         fwd["accept-encoding"] = "identity"
         request = self.client.build_request(
             method,
@@ -479,7 +509,7 @@ class ProxyApp:
         out_headers = [
             (k, v)
             for k, v in response.headers.items()
-            if k.lower() not in _HOP and k.lower() != "content-encoding"
+            if k.lower() not in HOP and k.lower() != "content-encoding"
         ]
 
         def body_writes() -> Iterator[tuple[float, bytes]]:
@@ -501,10 +531,10 @@ class ProxyApp:
 # --- transport wrappers -----------------------------------------------------------------------
 # httpx and httpx2 share their transport API but not their types (a response must carry the
 # library's own ByteStream subclass, a wrapper must subclass its BaseTransport), so the wrappers
-# take the library module as an argument; the recording itself is _open and _Capture.relay.
+# take the library module as an argument; the recording itself is _open and Capture.relay.
 
 
-def _open(recorder: Recorder, request: httpx.Request | httpx2.Request, body: bytes) -> _Capture:
+def _open(recorder: Recorder, request: httpx.Request | httpx2.Request, body: bytes) -> Capture:
     capture = recorder._begin(
         request.method, url_target(request.url), dict(request.headers.items()), body
     )
@@ -517,7 +547,7 @@ def _wrap_sync(lib: Any, recorder: Recorder, inner: Any) -> Any:
     stream APIs are the same) that records through ``recorder`` what ``inner`` sends back."""
 
     class _Stream(lib.SyncByteStream):  # type: ignore[misc]  # lib is a module passed in
-        def __init__(self, inner_stream: Any, capture: _Capture) -> None:
+        def __init__(self, inner_stream: Any, capture: Capture) -> None:
             self._inner = inner_stream
             self._capture = capture
 
@@ -544,7 +574,7 @@ def _wrap_async(lib: Any, recorder: Recorder, inner: Any) -> Any:
     """The async form of :func:`_wrap_sync`."""
 
     class _Stream(lib.AsyncByteStream):  # type: ignore[misc]
-        def __init__(self, inner_stream: Any, capture: _Capture) -> None:
+        def __init__(self, inner_stream: Any, capture: Capture) -> None:
             self._inner = inner_stream
             self._capture = capture
 

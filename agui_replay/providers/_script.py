@@ -24,6 +24,7 @@ __all__ = [
     "ToolCall",
     "ToolCallDelta",
     "Usage",
+    "detect_api",
 ]
 
 Api: TypeAlias = Literal[
@@ -310,6 +311,35 @@ def bedrock_target(path: str) -> tuple[str, bool] | None:
     if m is None:
         return None
     return unquote(m.group(1)), m.group(2) == "converse-stream"
+
+
+_ROUTES: tuple[tuple[str, Api], ...] = (
+    ("/chat/completions", "openai.chat"),
+    ("/responses", "openai.responses"),
+    ("/messages", "anthropic.messages"),
+)
+
+
+def detect_api(path: str) -> Api | None:
+    """Which provider API a request path addresses, by its end: any prefix before it (``/v1``,
+    Groq's ``/openai/v1``, OpenRouter's ``/api/v1``, none at all) is the same API.
+
+    >>> detect_api("/api/v1/chat/completions"), detect_api("/openai/v1/chat/completions")
+    ('openai.chat', 'openai.chat')
+    >>> detect_api("/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse")
+    'gemini.generate'
+    >>> detect_api("/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse-stream")
+    'bedrock.converse'
+    """
+    bare = path.split("?", 1)[0].rstrip("/")
+    if bare.endswith((":generateContent", ":streamGenerateContent")):
+        return "gemini.generate"
+    if bedrock_target(bare) is not None:
+        return "bedrock.converse"
+    for suffix, api in _ROUTES:
+        if bare.endswith(suffix):
+            return api
+    return None
 
 
 # --- requests --------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urlsplit
 
+from agui_replay.providers._plan import Request
 from agui_replay.scrub import scrub
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from agui_replay.providers._fake import FakeProvider
-    from agui_replay.providers._formats._wire import Plan
+    from agui_replay.providers._plan import Plan
     from agui_replay.providers._recorder import ProxyApp, Recorder
     from agui_replay.providers._transport._loopback import LoopbackServer
     from agui_replay.providers._transport._routing import HostTable
@@ -147,7 +148,7 @@ class SessionProvider:
         )
 
         server = self._ensure_server()
-        router = Router(self.host_table, self.handle, self.ahandle, own=(server.host, server.port))
+        router = Router(self.host_table, self.answer, self.aanswer, own=(server.host, server.port))
         with intercepting(router), provider_environment(server.url) as before:
             self._env_before = before
             yield
@@ -212,8 +213,6 @@ class SessionProvider:
         finally:
             tape.close()
 
-    # Four near-copies: each returns its own library's transport type (httpx and httpx2 types
-    # do not mix), so a shared helper would only trade them for casts.
     def transport(self) -> httpx2.BaseTransport:
         """An in-process ``httpx2`` transport: ``httpx2.Client(transport=...)``."""
         from agui_replay.providers._transport._httpx import Httpx2Transport
@@ -259,18 +258,8 @@ class SessionProvider:
         provider: str | None = None,
         origin: str | None = None,
     ) -> Plan:
-        """Answer one request: the current run's fake (replay) or the recording proxy.
-
-        ``provider`` is the provider the request went to (the routing names it; a request to
-        the loopback server is the ``default`` provider's, or NAME's on ``/_agui/NAME/...``);
-        ``origin`` the scheme and host it was sent to."""
-        provider, path, origin = _route(provider, path, headers, origin)
-        if self._mode == "replay" and self.fake is not None:
-            body = self._scrubbed(headers, body)
-            return self.fake.handle(method, path, headers, body, provider=provider)
-        if self._mode == "record" and self.recorder is not None:
-            return self._proxy_for(provider, origin)(method, path, headers, body)
-        return self._outside_run(method, path)
+        """:meth:`answer` for a request given in parts."""
+        return self.answer(Request(method, path, headers, body, origin, provider))
 
     async def ahandle(
         self,
@@ -282,7 +271,28 @@ class SessionProvider:
         provider: str | None = None,
         origin: str | None = None,
     ) -> Plan:
-        provider, path, origin = _route(provider, path, headers, origin)
+        """:meth:`aanswer` for a request given in parts."""
+        return await self.aanswer(Request(method, path, headers, body, origin, provider))
+
+    def answer(self, request: Request) -> Plan:
+        """Answer one request: the current run's fake (replay) or the recording proxy.
+
+        ``request.provider`` is the provider the request went to (the routing names it; a
+        request to the loopback server is the ``default`` provider's, or NAME's on
+        ``/_agui/NAME/...``); ``request.origin`` the scheme and host it was sent to."""
+        method, headers, body = request.method, request.headers, request.body
+        provider, path, origin = _route(request.provider, request.target, request.origin)
+        if self._mode == "replay" and self.fake is not None:
+            body = self._scrubbed(headers, body)
+            return self.fake.handle(method, path, headers, body, provider=provider)
+        if self._mode == "record" and self.recorder is not None:
+            return self._proxy_for(provider, origin)(method, path, headers, body)
+        return self._outside_run(method, path)
+
+    async def aanswer(self, request: Request) -> Plan:
+        """:meth:`answer` for an async client."""
+        method, headers, body = request.method, request.headers, request.body
+        provider, path, origin = _route(request.provider, request.target, request.origin)
         if self._mode == "replay" and self.fake is not None:
             body = self._scrubbed(headers, body)
             return await self.fake.ahandle(method, path, headers, body, provider=provider)
@@ -355,16 +365,10 @@ class SessionProvider:
         return json.dumps(scrubbed["body"], ensure_ascii=False).encode("utf-8")
 
     def _outside_run(self, method: str, path: str) -> Plan:
-        from agui_replay.providers._fake import detect_api
-        from agui_replay.providers._formats import error_plan
-
-        return error_plan(
-            detect_api(path),
-            500,
-            f"agui_replay: {method} {path} arrived outside agui.run(); the session's provider "
-            "only serves requests made while a run is in progress",
-            error_type="agui_replay_error",
-            headers=[("x-should-retry", "false")],
+        return _unanswered(
+            f"{method} {path} arrived outside agui.run(); the session's provider only serves "
+            "requests made while a run is in progress",
+            path,
         )
 
     def _replay(
@@ -480,18 +484,26 @@ class _SharedLoopback:
         provider = self.current()
         if provider is not None:
             return provider.handle(method, path, headers, body)
-        from agui_replay.providers._fake import detect_api
-        from agui_replay.providers._formats import error_plan
-
-        _, path, _ = _route(None, path, headers, None)
-        return error_plan(
-            detect_api(path),
-            500,
-            f"agui_replay: {method} {path} arrived while no test's agui session is open; the "
-            "loopback server answers only requests made during agui.run()",
-            error_type="agui_replay_error",
-            headers=[("x-should-retry", "false")],
+        _, path, _ = _route(None, path, None)
+        return _unanswered(
+            f"{method} {path} arrived while no test's agui session is open; the loopback "
+            "server answers only requests made during agui.run()",
+            path,
         )
+
+
+def _unanswered(why: str, path: str) -> Plan:
+    """An error in the shape of the API ``path`` names, which the SDK does not retry."""
+    from agui_replay.providers._formats import error_plan
+    from agui_replay.providers._script import detect_api
+
+    return error_plan(
+        detect_api(path),
+        500,
+        f"agui_replay: {why}",
+        error_type="agui_replay_error",
+        headers=[("x-should-retry", "false")],
+    )
 
 
 _SHARED = _SharedLoopback()
@@ -508,25 +520,17 @@ async def _off_loop(items: Iterator[tuple[float, bytes]]) -> AsyncIterator[tuple
 _DONE: Any = object()
 
 
-def _route(
-    provider: str | None, path: str, headers: dict[str, str], origin: str | None
-) -> tuple[str, str, str | None]:
+def _route(provider: str | None, path: str, origin: str | None) -> tuple[str, str, str | None]:
     """The provider, its path and the origin of a request; a request that came to the loopback
-    server names them in its path (``/_agui/NAME/...``) and, when the routing rewrote it,
-    in a header, which is taken out here (it is ours, not the agent's)."""
-    from agui_replay.providers._transport._routing import (
-        DEFAULT_PROVIDER,
-        ORIGIN_HEADER,
-        split_route,
-    )
+    server names the provider in its path (``/_agui/NAME/...``)."""
+    from agui_replay.providers._transport._routing import DEFAULT_PROVIDER, split_route
 
     if provider is not None:
         return provider, path, origin
-    meant = headers.pop(ORIGIN_HEADER, None)
     named, rest = split_route(path)
     if named is None:
         return DEFAULT_PROVIDER, path, origin
-    return named, rest, origin or meant
+    return named, rest, origin
 
 
 def _is_loopback(origin: str) -> bool:

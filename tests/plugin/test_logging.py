@@ -87,7 +87,7 @@ def test_a_mismatch_is_logged_with_its_first_difference(project: pytest.Pytester
     result = project.runpytest("--log-level=DEBUG", "-o", "log_cli=true")
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
-    assert "does not match recorded interaction #0: first difference at body.messages" in out
+    assert "does not match recorded interaction #0: first difference at /body/messages" in out
 
 
 def test_recording_logs_what_it_writes(pytester: pytest.Pytester) -> None:

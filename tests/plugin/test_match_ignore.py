@@ -136,7 +136,7 @@ def test_a_prompt_edit_fails_and_the_message_names_the_setting(project: pytest.P
     result.stdout.fnmatch_lines(
         [
             "*request #0 (POST /v1/chat/completions) does not match recorded interaction #0*",
-            "*first difference at body.messages[[]0[]].content",
+            "*first difference at /body/messages/0/content",
             "*if this field does not matter to the test, re-record, or ignore it: "
             + literal('@pytest.mark.agui(match_ignore=["/messages/0/content"])'),
         ]
@@ -185,7 +185,7 @@ def test_only_the_named_fields_are_left_out(project: pytest.Pytester) -> None:
     result = run(project)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*first difference at body.messages[[]0[]].content", "*match_ignore=*/messages/0/content*"]
+        ["*first difference at /body/messages/0/content", "*match_ignore=*/messages/0/content*"]
     )
     write_test(project, '@pytest.mark.agui(match_ignore=["/temperature", "/messages/0/content"])')
     run(project).assert_outcomes(passed=1)
@@ -197,7 +197,7 @@ def test_the_ini_form_with_globs(project: pytest.Pytester) -> None:
     edit_agent(project, *REWORDED)
     result = run(project)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*first difference at body.messages[[]0[]].content"])
+    result.stdout.fnmatch_lines(["*first difference at /body/messages/0/content"])
     project.makeini(
         """
         [pytest]

@@ -365,7 +365,7 @@ async def test_a_stream_chunk_waits_for_the_request_it_answered(tmp_path: Path) 
     seen: list[str] = []
     session = CassetteSession(tmp_path / "m.json", mode="rewrite", upstream="http://127.0.0.1:9/v1")
     with session, session.taping() as tape:
-        tape.recorded, tape.used, tape.mode = exchanges, [False, False], "replay"
+        tape.recorded, tape.mode = exchanges, "replay"
         async with httpx.AsyncClient() as client:
             first = asyncio.Event()
 
@@ -399,7 +399,7 @@ def test_mcp_session_id_is_never_compared(tmp_path: Path) -> None:
         sent = httpx.Client().build_request("POST", URL, json={"id": 1}).headers
         hop = {"host", "content-length", "connection"}  # never stored
         exchange["request"]["headers"] |= {k: v for k, v in sent.items() if k not in hop}
-        tape.recorded, tape.used, tape.mode = [exchange], [False], "replay"
+        tape.recorded, tape.mode = [exchange], "replay"
         response = httpx.post(URL, json={"id": 1}, headers={"mcp-session-id": "another"})
         assert response.headers["mcp-session-id"] == "recorded-session"
         assert response.text == "ok"
@@ -411,6 +411,6 @@ def test_a_bad_after_names_the_exchange_and_the_fix(tmp_path: Path) -> None:
     stream = {"status": 200, "headers": {}, "chunks": [{"offset": 0, "data": "x", "after": "2"}]}
     session = CassetteSession(tmp_path / "m.json", mode="rewrite", upstream="http://127.0.0.1:9/v1")
     with session, session.taping() as tape:
-        tape.recorded, tape.used, tape.mode = [_exchange("GET", None, stream)], [False], "replay"
+        tape.recorded, tape.mode = [_exchange("GET", None, stream)], "replay"
         with pytest.raises(CassetteError, match=r"http\[0\]: response\.chunks\[0\]\.after is '2'"):
             httpx.get(URL)

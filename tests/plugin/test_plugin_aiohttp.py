@@ -27,10 +27,10 @@ import agui_replay.providers._transport._routing
 import agui_replay.recording
 import agui_replay.server
 from agui_replay.providers import FakeProvider, LoopbackServer
-from agui_replay.providers._formats._wire import Plan
+from agui_replay.providers._plan import Plan, Request
 from agui_replay.providers._transport import _aiohttp
 from agui_replay.providers._transport._aiohttp import parse_request
-from agui_replay.providers._transport._routing import ORIGIN_HEADER, HostTable, Router
+from agui_replay.providers._transport._routing import HostTable, Router
 from tests.support.echo_upstream import echo
 
 GEMINI_KEY = "AIzaSyAiohttpRoute-live-key-0123456789ab"
@@ -59,7 +59,6 @@ def _record_then_replay(
     text = json.dumps(cassettes)
     assert GEMINI_KEY not in text
     assert OPENAI_KEY not in text
-    assert ORIGIN_HEADER not in text  # the routing's own header is never stored
     upstream.close()  # the replay has nowhere to go but the cassettes
     replay = pytester.runpytest("-p", "no:cacheprovider")
     replay.assert_outcomes(passed=passed)
@@ -208,7 +207,7 @@ def test_a_trust_env_session_behind_a_proxy_records_and_replays(
     assert call["provider"] == "openai"
 
 
-# --- the rewrite itself ----------------------------------------------------------------------
+# --- the patch --------------------------------------------------------------------------------
 
 
 def _router(*extra: str) -> Router:
@@ -216,30 +215,6 @@ def _router(*extra: str) -> Router:
         raise AssertionError("not called")
 
     return Router(HostTable(extra), unused, unused, own=("127.0.0.1", 4321))
-
-
-def test_rewrite_sends_provider_hosts_to_their_loopback_route() -> None:
-    router = _router("gateway=llm.internal:8443")
-    assert router.rewrite(
-        "https://generativelanguage.googleapis.com/v1beta/models/m:streamGenerateContent?alt=sse"
-    ) == (
-        "http://127.0.0.1:4321/_agui/gemini/v1beta/models/m:streamGenerateContent?alt=sse",
-        "https://generativelanguage.googleapis.com",
-    )
-    assert router.rewrite("https://eu.openai.azure.com/openai/deployments/x") == (
-        "http://127.0.0.1:4321/_agui/azure/openai/deployments/x",
-        "https://eu.openai.azure.com",
-    )
-    assert router.rewrite("https://llm.internal:8443/v1/chat") == (
-        "http://127.0.0.1:4321/_agui/gateway/v1/chat",
-        "https://llm.internal:8443",
-    )
-    for other in ("https://example.com/v1", "https://llm.internal/v1", "ws://api.openai.com/x"):
-        assert router.rewrite(other) is None, other
-    assert (
-        Router(HostTable(), router.handle, router.ahandle).rewrite("https://api.openai.com/v1")
-        is None
-    )  # no loopback server: nothing to send it to
 
 
 def test_outside_a_run_aiohttp_is_untouched() -> None:
@@ -257,10 +232,9 @@ def test_outside_a_run_aiohttp_is_untouched() -> None:
 def _answering(plan: Plan, seen: list[tuple[Any, ...]]) -> Router:
     """A router with no loopback server at all: what it answers can only come in process."""
 
-    async def ahandle(
-        method: str, target: str, headers: dict[str, str], body: bytes, **kw: Any
-    ) -> Plan:
-        seen.append((method, target, headers, body, kw))
+    async def ahandle(request: Request) -> Plan:
+        where = {"provider": request.provider, "origin": request.origin}
+        seen.append((request.method, request.target, request.headers, request.body, where))
         return plan
 
     def unused(*args: Any, **kwargs: Any) -> Any:

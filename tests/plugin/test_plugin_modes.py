@@ -192,7 +192,7 @@ def test_replay_fails_when_the_agent_asks_the_provider_something_else(
         [
             "*provider requests differ from the recorded ones*",
             "*does not match recorded interaction #0*",
-            "*first difference at body.model*",
+            "*first difference at /body/model*",
             '*recorded: "gpt-4o"*',
             '*received: "gpt-4o-mini"*',
         ]

@@ -166,7 +166,7 @@ def test_refresh_after_a_prompt_change_fails_and_asks_for_a_record(
     result.stdout.fnmatch_lines(
         [
             "*ReplayMismatchError: *test_hello.json: run #0 cannot be refreshed*first "
-            "differing field: body.messages[[]0[]].content*",
+            "differing field: /body/messages/0/content*",
             "*a real re-record is needed: `pytest test_agent.py::test_hello --agui-record`*",
         ]
     )

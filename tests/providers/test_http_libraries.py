@@ -10,14 +10,13 @@ from __future__ import annotations
 import http.client
 import json
 import urllib.request
-from typing import Any
 
 import pytest
 import requests
 import urllib3
 
 from agui_replay.providers import FakeProvider
-from agui_replay.providers._formats._wire import Plan
+from agui_replay.providers._plan import Plan, Request
 from agui_replay.providers._transport._routing import HostTable, Router, intercepting
 
 URL = "https://api.openai.com/v1/chat/completions"
@@ -26,11 +25,12 @@ PIECES = ("Hel", "lo, ", "wor", "ld")
 
 
 def _router(fake: FakeProvider) -> Router:
-    def handle(method: str, path: str, headers: Any, body: bytes, **where: Any) -> Plan:
-        fake.seen.append((method, path, where["provider"], where["origin"], headers))  # type: ignore[attr-defined]
-        return fake.handle(method, path, headers, body)
+    def handle(request: Request) -> Plan:
+        seen = (request.method, request.target, request.provider, request.origin, request.headers)
+        fake.seen.append(seen)  # type: ignore[attr-defined]
+        return fake.handle(request.method, request.target, request.headers, request.body)
 
-    async def ahandle(method: str, path: str, headers: Any, body: bytes, **where: Any) -> Plan:
+    async def ahandle(request: Request) -> Plan:
         raise AssertionError("a sync library reached the async handler")
 
     fake.seen = []  # type: ignore[attr-defined]

@@ -148,7 +148,7 @@ def test_openai_compatible_hosts_record_and_replay_in_process(
     assert session.guard.violations == []
 
     # the prompt is compared, as any provider's
-    mismatch = pytest.raises(ReplayMismatchError, match=r"body\.messages\[0\]\.content")
+    mismatch = pytest.raises(ReplayMismatchError, match="/body/messages/0/content")
     with CassetteSession(path, mode="none") as session, mismatch:
         session.run(_chat(client, " and more"), "hi")
 

@@ -302,7 +302,7 @@ def test_a_different_body_still_mismatches() -> None:
     other = [{"role": "user", "content": [{"text": "something else"}]}]
     with replay.serve() as server, pytest.raises(ClientError):
         _client(server.url).converse(modelId=MODEL, messages=other)
-    assert "first difference at body.messages[0].content[0].text" in str(replay.errors[0])
+    assert "first difference at /body/messages/0/content/0/text" in str(replay.errors[0])
 
 
 # --- an independent implementation: @copilotkit/aimock -----------------------------------------

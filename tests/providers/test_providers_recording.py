@@ -120,7 +120,7 @@ def test_replay_mismatch_shows_the_first_differing_field() -> None:
         client.chat.completions.create(model="gpt-4o", messages=changed, stream=True)
     assert isinstance(fake.errors[0], RequestMismatchError)
     message = str(fake.errors[0])
-    assert "first difference at body.messages[0].content" in message
+    assert "first difference at /body/messages/0/content" in message
     assert f'recorded: "my password is {SCRUBBED}"' in message
     assert 'received: "a different question"' in message
     with pytest.raises(RequestMismatchError):
@@ -135,7 +135,7 @@ def test_mismatch_on_model_is_reported_before_messages() -> None:
     fake = FakeProvider.from_interactions([inter])
     with httpx2.Client(transport=fake.transport()) as c:
         c.post("http://x/v1/chat/completions", json={"messages": [2], "model": "b"})
-    assert "first difference at body.model" in str(fake.errors[0])
+    assert "first difference at /body/model" in str(fake.errors[0])
 
 
 def test_unordered_and_none_match_modes() -> None:
@@ -337,7 +337,7 @@ def test_a_secret_cut_by_a_network_read_boundary_is_still_scrubbed() -> None:
 def test_recorder_app_records_behind_a_transport_and_a_router() -> None:
     from agui_replay.providers import LoopbackServer, detect_api
     from agui_replay.providers._formats import error_plan
-    from agui_replay.providers._formats._wire import Plan
+    from agui_replay.providers._plan import Plan
     from agui_replay.providers._recorder import ProxyApp
     from agui_replay.providers._transport._httpx import Httpx2Transport
 

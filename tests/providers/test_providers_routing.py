@@ -19,7 +19,7 @@ import pytest
 from agui_replay.cassette import load_cassette
 from agui_replay.errors import ProviderError
 from agui_replay.providers import FakeProvider
-from agui_replay.providers._formats._wire import Plan
+from agui_replay.providers._plan import Plan, Request
 from agui_replay.providers._transport._routing import (
     ENV_VARS,
     HostTable,
@@ -37,13 +37,13 @@ KEY = "sk-routing-test-0123456789abcdef"
 def _fake_router(fake: FakeProvider, hosts: HostTable | None = None) -> Router:
     seen: list[tuple[str | None, str | None]] = []
 
-    def handle(method: str, path: str, headers: Any, body: bytes, **where: Any) -> Plan:
-        seen.append((where["provider"], where["origin"]))
-        return fake.handle(method, path, headers, body)
+    def handle(request: Request) -> Plan:
+        seen.append((request.provider, request.origin))
+        return fake.handle(request.method, request.target, request.headers, request.body)
 
-    async def ahandle(method: str, path: str, headers: Any, body: bytes, **where: Any) -> Plan:
-        seen.append((where["provider"], where["origin"]))
-        return await fake.ahandle(method, path, headers, body)
+    async def ahandle(request: Request) -> Plan:
+        seen.append((request.provider, request.origin))
+        return await fake.ahandle(request.method, request.target, request.headers, request.body)
 
     router = Router(hosts or HostTable(), handle, ahandle)
     router.seen = seen  # type: ignore[attr-defined]

@@ -17,6 +17,7 @@ import pytest
 from agui_replay import faults
 from agui_replay.errors import InvalidArgumentError, ReplayMismatchError
 from agui_replay.providers import FakeProvider
+from agui_replay.providers._plan import Request
 from agui_replay.providers._transport._routing import intercepting
 from agui_replay.providers._transport._tape import HttpTape, TapeRouter
 
@@ -257,7 +258,7 @@ def test_which_recorded_requests_a_host_names(host: str, problem: str | None) ->
     if problem is None:
         tape.check_faults()
         # placed on the recorded request: replaying it serves the cut response
-        plan = tape.handle("GET", "/y", {}, b"", origin="https://b.test")
+        plan = tape.answer(Request("GET", "/y", {}, b"", origin="https://b.test"))
         assert (plan.cut, list(plan.body)) == (True, [])
         assert tape.fired == [fault]
         return
@@ -279,3 +280,31 @@ def test_a_stored_chunk_without_its_data_is_named_by_its_index() -> None:
     assert chunk_bytes([*good, binary])[-1] == b"\x00\x01"
     with pytest.raises(ProviderError, match=r"response\.chunks\[5\]: .*data"):
         chunk_bytes([*good[:5], {"offset": 0.5}])
+
+
+def _failing(failure: Exception) -> Any:
+    def app(method: str, target: str, headers: Any, body: bytes) -> Any:
+        raise failure
+
+    return app
+
+
+def test_each_transport_raises_its_own_librarys_form_of_a_failure() -> None:
+    """The tape raises one neutral signal; the transport that carried the request turns it
+    into its library's exception (no call stack is read)."""
+    from agui_replay.providers._plan import TimedOut, Unreachable
+    from agui_replay.providers._transport import _httpx, _routing
+    from agui_replay.providers._transport._urllib import MemorySocket
+
+    for lib, transport in ((httpx, _httpx.HttpxTransport), (httpx2, _httpx.Httpx2Transport)):
+        client: Any = lib.Client(transport=transport(_failing(TimedOut("slow"))))
+        with pytest.raises(lib.ReadTimeout, match="slow"):
+            client.get("http://a.test/")
+        client = lib.Client(transport=transport(_failing(Unreachable("refused"))))
+        with pytest.raises(lib.ConnectError, match="refused"):
+            client.get("http://a.test/")
+    sock = MemorySocket(_failing(TimedOut("slow")))
+    sock.sendall(b"GET / HTTP/1.1\r\nhost: a.test\r\n\r\n")
+    with pytest.raises(TimeoutError, match="slow"):
+        sock.makefile("rb")
+    assert all(callable(t.install) for t in _routing._transports())

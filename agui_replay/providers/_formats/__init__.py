@@ -21,10 +21,11 @@ from agui_replay.providers._formats._gemini import (
     gemini_generate,
     gemini_stream,
 )
-from agui_replay.providers._formats._wire import Plan, StreamEncoder, TurnContext
+from agui_replay.providers._formats._wire import StreamEncoder, TurnContext
 from agui_replay.providers._formats._wire import encode_turn as _encode_turn
 from agui_replay.providers._formats._wire import error_plan as _error_plan
 from agui_replay.providers._formats._wire import stream_encoder as _stream_encoder
+from agui_replay.providers._plan import Plan
 from agui_replay.providers._script import Api, Delta, ScriptTurn, Usage
 
 __all__ = ["encode_turn", "error_plan", "stream_encoder"]

@@ -27,7 +27,6 @@ from typing import Any
 
 from agui_replay._eventstream import EVENTSTREAM_CONTENT_TYPE, encode_event
 from agui_replay.providers._formats._wire import (
-    Plan,
     StreamEncoder,
     TurnContext,
     _finish,
@@ -35,8 +34,8 @@ from agui_replay.providers._formats._wire import (
     _Stream,
     _usage,
     dumps,
-    json_plan,
 )
+from agui_replay.providers._plan import Plan, json_plan
 from agui_replay.providers._script import (
     Block,
     BlockWalker,

@@ -23,14 +23,13 @@ from typing import Any
 
 from agui_replay.errors import ProviderError
 from agui_replay.providers._formats._wire import (
-    Plan,
     StreamEncoder,
     TurnContext,
     _finish,
     _usage,
     dumps,
-    json_plan,
 )
+from agui_replay.providers._plan import Plan, json_plan
 from agui_replay.providers._script import (
     Block,
     Delta,

@@ -6,15 +6,13 @@ One streamed frame is one write, so a client can see the script's chunk boundari
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
-from collections.abc import AsyncIterator, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from agui_replay._streamcut import StreamCut
 from agui_replay.errors import ProviderError
+from agui_replay.providers._plan import Plan, json_plan
 from agui_replay.providers._script import (
     Api,
     Block,
@@ -29,76 +27,11 @@ from agui_replay.providers._script import (
     stable_id,
 )
 
-__all__ = ["Plan", "StreamCut", "StreamEncoder", "encode_turn", "error_plan", "stream_encoder"]
-
-
-@dataclass
-class Plan:
-    """An HTTP response to send: the body is ``(delay_before, bytes)`` writes."""
-
-    status: int
-    headers: list[tuple[str, str]]
-    body: Iterable[tuple[float, bytes]]
-    streaming: bool
-    cut: bool = False
-    notes: list[str] = field(default_factory=list)
-    abody: AsyncIterator[tuple[float, bytes]] | None = None
-    """Set instead of ``body`` when the writes are produced by async code (an async transport)."""
-
-    def writes(self) -> Iterator[tuple[float, bytes]]:
-        """The writes in order; raises :class:`StreamCut` at the end if the stream is cut."""
-        if self.abody is not None:
-            raise ProviderError(
-                "this response is produced by async code; serve it through an async transport"
-            )
-        yield from self.body
-        if self.cut:
-            raise StreamCut
-
-    async def awrites(self) -> AsyncIterator[tuple[float, bytes]]:
-        """:meth:`writes` for async consumers (also serves a plan with an async body)."""
-        if self.abody is None:
-            for w in self.writes():
-                yield w
-            return
-        async for w in self.abody:
-            yield w
-        if self.cut:
-            raise StreamCut
-
-    def paced(self) -> Iterator[bytes]:
-        """The writes' bytes, each once its delay has passed (:meth:`writes` otherwise)."""
-        for delay, chunk in self.writes():
-            if delay > 0:
-                time.sleep(delay)
-            yield chunk
-
-    async def apaced(self) -> AsyncIterator[bytes]:
-        """:meth:`paced` for async consumers, waiting without blocking the loop."""
-        async for delay, chunk in self.awrites():
-            if delay > 0:
-                await asyncio.sleep(delay)
-            yield chunk
+__all__ = ["StreamEncoder", "encode_turn", "error_plan", "stream_encoder"]
 
 
 def dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-
-
-def url_target(url: Any) -> str:
-    """The request target (path and query, as sent) of an ``httpx`` or ``httpx2`` URL."""
-    raw = url.raw_path
-    return raw.decode("ascii") if isinstance(raw, bytes) else str(raw)
-
-
-def json_plan(status: int, obj: Any, headers: Iterable[tuple[str, str]] = ()) -> Plan:
-    data = dumps(obj).encode()
-    return Plan(
-        status,
-        [("content-type", "application/json"), *headers],
-        [(0.0, data)],
-        streaming=False,
-    )
 
 
 _ERROR_TYPES_OPENAI = {

@@ -19,11 +19,12 @@ import functools
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import urlsplit
 
-from agui_replay.providers._formats._wire import Plan, StreamCut
+from agui_replay.providers._plan import Failure, Library, Plan
 from agui_replay.providers._transport._loopback import _END, _HOP_BY_HOP, _http_chunk, listed_writes
 
-__all__ = ["connection", "parse_request"]
+__all__ = ["connection", "install", "parse_request"]
 
 Answer = Callable[[str, str, dict[str, str], bytes], Awaitable[Plan]]
 """``answer(method, target, headers, body) -> Plan``, headers lower-cased."""
@@ -194,10 +195,15 @@ class _MemoryTransport(asyncio.Transport):
             await self._stream(plan, b"".join(head))
         except asyncio.CancelledError:
             raise
-        except StreamCut:
-            # the connection drops before the terminating chunk, as a dying upstream's would:
-            # aiohttp reports the incomplete body
-            self.close()
+        except Failure as failure:
+            error = _AIOHTTP.error(failure)
+            if error is None:
+                # a cut: the connection drops before the terminating chunk, as a dying
+                # upstream's would; aiohttp reports the incomplete body
+                self.close()
+            elif not self._closing:
+                self._protocol.set_exception(error)
+                self.close()
         except Exception as exc:  # the router's error reaches the caller as raised
             if not self._closing:
                 self._protocol.set_exception(exc)
@@ -220,6 +226,22 @@ class _MemoryTransport(asyncio.Transport):
                 await asyncio.sleep(write)
             elif write and not await self._feed(write):
                 return
+
+
+class _Aiohttp(Library):
+    """aiohttp's read timeout (``SocketTimeoutError`` from aiohttp 3.10, a
+    ``ServerTimeoutError``; both ``asyncio.TimeoutError``)."""
+
+    def timeout(self, message: str, request: Any) -> BaseException:
+        import aiohttp
+
+        timeout: type[Exception] = getattr(
+            aiohttp, "SocketTimeoutError", aiohttp.ServerTimeoutError
+        )
+        return timeout(message)
+
+
+_AIOHTTP = _Aiohttp()
 
 
 def _reason(status: int) -> bytes:
@@ -257,3 +279,34 @@ def connection(connector: Any, request: Any, answer: Answer) -> Any:
     protocol.connection_made(_MemoryTransport(loop, protocol, answer))
     protocol.force_close()
     return _connection_class()(connector, request.connection_key, protocol, loop)
+
+
+def install(route: Callable[..., Any]) -> list[tuple[Any, str, Any]]:
+    """Patch aiohttp's ``BaseConnector.connect`` (when the agent's stack has loaded aiohttp) to
+    hand a routed request an in-memory connection (:func:`connection`) answered by
+    ``route(host, port, origin, asynchronous=True)``: no socket, and none of the session's
+    proxy settings apply. WebSocket upgrades, and every other host, get aiohttp's own."""
+    import sys
+
+    aiohttp = sys.modules.get("aiohttp")
+    connector: Any = getattr(aiohttp, "BaseConnector", None)
+    if connector is None or not hasattr(connector, "connect"):
+        return []
+    original = connector.connect
+
+    async def connect(self: Any, req: Any, traces: Any, timeout: Any) -> Any:
+        if "upgrade" not in {k.lower() for k in req.headers}:
+            url = req.url
+            port = url.explicit_port if hasattr(url, "explicit_port") else urlsplit(str(url)).port
+            host = url.raw_host
+            netloc = f"[{host}]" if host and ":" in host else host
+            if port is not None:
+                netloc = f"{netloc}:{port}"
+            answer = route(host, port, f"{url.scheme}://{netloc}", asynchronous=True)
+            if answer is not None:
+                return connection(self, req, answer)
+        return await original(self, req, traces, timeout)
+
+    connect.__wrapped__ = original  # type: ignore[attr-defined]
+    connector.connect = connect
+    return [(connector, "connect", original)]

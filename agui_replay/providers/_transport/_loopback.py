@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from agui_replay.providers._formats._wire import Plan, StreamCut
+from agui_replay.providers._plan import Failure, Library, Plan, StreamCut
 
 __all__ = ["App", "AsyncApp", "LoopbackServer"]
 
@@ -31,6 +31,9 @@ OPEN_PORTS: set[int] = set()
 """The ports of this process's running loopback servers (fakes, recording proxies, the
 session's own): requests to them are ours, never recorded as a test's other traffic."""
 
+
+_SOCKET = Library()
+"""A server thread's failures: the standard library's."""
 
 _BATCH = 1 << 20
 """At most this many bytes of consecutive undelayed chunks leave in one ``sendall``."""
@@ -94,7 +97,10 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(length) if length else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
-        plan = self.server.app(self.command, self.path, headers, body)
+        try:
+            plan = self.server.app(self.command, self.path, headers, body)
+        except Failure as failure:  # the connection ends unanswered, as the library's error
+            raise (_SOCKET.error(failure) or failure) from failure
         self.send_response(plan.status)
         for k, v in plan.headers:
             if k.lower() not in _HOP_BY_HOP:

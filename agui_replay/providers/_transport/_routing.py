@@ -26,7 +26,6 @@ True
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import os
 import re
@@ -36,15 +35,13 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from agui_replay.errors import ProviderError
-from agui_replay.providers._formats._wire import Plan
-from agui_replay.providers._recorder import PASSTHROUGH
+from agui_replay.providers._plan import Plan, Request
 
 __all__ = [
     "BASE_PATHS",
     "DEFAULT_PROVIDER",
     "ENV_VARS",
     "KNOWN_HOSTS",
-    "ORIGIN_HEADER",
     "REAL_ORIGINS",
     "ROUTE_PREFIX",
     "HostTable",
@@ -120,10 +117,6 @@ ENV_VARS: dict[str, tuple[str, str]] = {
 
 ROUTE_PREFIX = "/_agui/"
 """Loopback paths ``/_agui/NAME/...`` are requests to provider NAME (the environment routes)."""
-
-ORIGIN_HEADER = "x-agui-replay-origin"
-"""On a request that :meth:`Router.rewrite` sent to the loopback server: the scheme and host it
-was meant for (the recorder forwards there). Removed before the request is matched or stored."""
 
 
 def split_route(path: str) -> tuple[str | None, str]:
@@ -256,18 +249,18 @@ def upstream_map(value: Any) -> dict[str, str]:
     return {DEFAULT_PROVIDER: _url_of(value, "upstream")}
 
 
-SyncHandler = Callable[..., Plan]
-"""``handler(method, target, headers, body, *, provider, origin) -> Plan``."""
-AsyncHandler = Callable[..., Awaitable[Plan]]
+SyncHandler = Callable[[Request], Plan]
+"""``handler(request) -> Plan``: one handler for the requests of every HTTP library."""
+AsyncHandler = Callable[[Request], Awaitable[Plan]]
 
 
 class Router:
     """Decides which requests are routed, and answers them.
 
     ``hosts`` are the provider hosts; ``handle`` / ``ahandle`` answer a routed request, given
-    as ``(method, target, headers, body, provider=NAME, origin="https://host")``; ``own`` is
-    the ``(host, port)`` of the session's loopback server, whose requests are answered in
-    process too (``provider=None``: the path says which provider).
+    as a :class:`~agui_replay.providers._plan.Request` (its ``provider`` the host's provider
+    name); ``own`` is the ``(host, port)`` of the session's loopback server, whose requests
+    are answered in process too (``provider=None``: the path says which provider).
     """
 
     def __init__(
@@ -287,13 +280,6 @@ class Router:
         """Whether ``host:port`` is the session's loopback server."""
         return self.own is not None and port == self.own[1] and host in ("127.0.0.1", "localhost")
 
-    def route(self, request: Any) -> tuple[str | None, str] | None:
-        """``(provider or None, origin)`` when ``request`` (httpx / httpx2) is routed."""
-        if request.extensions.get(PASSTHROUGH):
-            return None
-        url = request.url
-        return self.route_to(url.host, url.port, f"{url.scheme}://{url.netloc.decode('ascii')}")
-
     def route_to(
         self, host: str | None, port: int | None, origin: str
     ) -> tuple[str | None, str] | None:
@@ -309,35 +295,12 @@ class Router:
         _log.debug("request to %s: provider %r, answered in process", origin, name)
         return name, origin
 
-    def rewrite(self, url: str) -> tuple[str, str] | None:
-        """For a client whose transport is not patched: the loopback URL that a request to
-        ``url`` can go to instead (``/_agui/NAME/...`` on the session's server, which forwards
-        to the origin given in :data:`ORIGIN_HEADER`), and that origin; ``None`` when ``url``
-        is not a provider's."""
-        if self.own is None:
-            return None
-        parts = urlsplit(url)
-        host = parts.hostname
-        if not host or parts.scheme not in ("http", "https"):
-            return None
-        name = self.hosts.provider_for(host, parts.port)
-        if name is None:
-            return None
-        own_host, own_port = self.own
-        query = f"?{parts.query}" if parts.query else ""
-        target = f"http://{own_host}:{own_port}{ROUTE_PREFIX}{name}{parts.path or '/'}{query}"
-        return target, f"{parts.scheme}://{parts.netloc}"
-
 
 # --- the transport patches --------------------------------------------------------------------
 
 _lock = threading.Lock()
 _routers: list[Router] = []
 _saved: list[tuple[Any, str, Any]] = []
-
-
-def _active() -> Router | None:
-    return _routers[-1] if _routers else None
 
 
 def _find(host: str | None, port: int | None, origin: str) -> tuple[Router, str | None, str] | None:
@@ -350,149 +313,37 @@ def _find(host: str | None, port: int | None, origin: str) -> tuple[Router, str 
     return None
 
 
-def _find_request(request: Any) -> tuple[Router, str | None, str] | None:
-    """:func:`_find` for an ``httpx`` / ``httpx2`` request (the recorder's own pass by)."""
-    if not _routers or request.extensions.get(PASSTHROUGH):
-        return None
-    url = request.url
-    return _find(url.host, url.port, f"{url.scheme}://{url.netloc.decode('ascii')}")
-
-
-def _patch_sync(lib: Any, cls: Any) -> Any:
-    original = cls.handle_request
-    from agui_replay.providers._transport import _httpx as _transports
-
-    transport_cls = (
-        _transports.Httpx2Transport if lib.__name__ == "httpx2" else _transports.HttpxTransport
-    )
-
-    def handle_request(self: Any, request: Any) -> Any:
-        found = _find_request(request)
-        if found is None:
-            return original(self, request)
-        router, provider, origin = found
-        app = functools.partial(router.handle, provider=provider, origin=origin)
-        try:
-            return transport_cls(app).handle_request(request)
-        except OSError as exc:  # a recorded destination refused: the library's own error
-            raise lib.ConnectError(str(exc), request=request) from exc
-
-    handle_request.__wrapped__ = original  # type: ignore[attr-defined]
-    return handle_request
-
-
-def _patch_async(lib: Any, cls: Any) -> Any:
-    original = cls.handle_async_request
-    from agui_replay.providers._transport import _httpx as _transports
-
-    transport_cls = (
-        _transports.Httpx2AsyncTransport
-        if lib.__name__ == "httpx2"
-        else _transports.HttpxAsyncTransport
-    )
-
-    async def handle_async_request(self: Any, request: Any) -> Any:
-        found = _find_request(request)
-        if found is None:
-            return await original(self, request)
-        router, provider, origin = found
-        app = functools.partial(router.ahandle, provider=provider, origin=origin)
-        try:
-            return await transport_cls(app).handle_async_request(request)
-        except OSError as exc:  # a recorded destination refused: the library's own error
-            raise lib.ConnectError(str(exc), request=request) from exc
-
-    handle_async_request.__wrapped__ = original  # type: ignore[attr-defined]
-    return handle_async_request
-
-
-def _patch_aiohttp(original: Any) -> Any:
-    """aiohttp's ``BaseConnector.connect`` handing a provider request an in-memory connection
-    (:mod:`._aiohttp`) answered by the router: no socket, and none of the session's proxy
-    settings apply. WebSocket upgrades, and every other host, get aiohttp's own connection."""
-    from agui_replay.providers._transport import _aiohttp
-
-    async def connect(self: Any, req: Any, traces: Any, timeout: Any) -> Any:
-        if _routers and "upgrade" not in {k.lower() for k in req.headers}:
-            url = req.url
-            port = url.explicit_port if hasattr(url, "explicit_port") else urlsplit(str(url)).port
-            host = url.raw_host
-            netloc = f"[{host}]" if host and ":" in host else host
-            if port is not None:
-                netloc = f"{netloc}:{port}"
-            found = _find(host, port, f"{url.scheme}://{netloc}")
-            if found is not None:
-                router, provider, origin = found
-                answer = functools.partial(router.ahandle, provider=provider, origin=origin)
-                return _aiohttp.connection(self, req, answer)
-        return await original(self, req, traces, timeout)
-
-    connect.__wrapped__ = original  # type: ignore[attr-defined]
-    return connect
-
-
-def _sync_route(host: str | None, port: int | None, origin: str) -> Any:
-    """The answer of a routed request of a sync library (``urllib3``, ``http.client``), as
-    ``answer(method, target, headers, body) -> Plan``; ``None`` when it is not routed."""
+def answer_for(host: str | None, port: int | None, origin: str, *, asynchronous: bool) -> Any:
+    """The answer of a request to ``host:port`` (``port``: ``None`` for the scheme's default)
+    when a router takes it: its router's handler (``ahandle`` for an async library), as
+    ``answer(method, target, headers, body) -> Plan``, which hands the router's handler one
+    :class:`~agui_replay.providers._plan.Request`; ``None`` when no router takes it."""
     found = _find(host, port, origin)
     if found is None:
         return None
     router, provider, origin = found
-    return functools.partial(router.handle, provider=provider, origin=origin)
+    handler = router.ahandle if asynchronous else router.handle
+
+    def answer(method: str, target: str, headers: dict[str, str], body: bytes) -> Any:
+        return handler(Request(method, target, headers, body, origin, provider))
+
+    return answer
 
 
-def _install_sync_libraries() -> None:
-    # caller holds _lock: urllib3 (requests, botocore) when installed, and http.client
-    # (urllib.request)
-    import http.client
+def _transports() -> tuple[Any, ...]:
+    """The transport module of each HTTP library, in the order they are patched. Each has
+    ``install(answer_for) -> [(owner, attribute, original)]`` and declares its library's
+    exceptions as a :class:`~agui_replay.providers._plan.Library`; a new HTTP library is a new
+    module in this package and its name here."""
+    from agui_replay.providers._transport import _aiohttp, _httpx, _urllib, _urllib3
 
-    from agui_replay.providers._transport import _urllib
-
-    pool: Any
-    try:
-        from urllib3.connectionpool import HTTPConnectionPool as pool
-    except ImportError:
-        pool = None
-    if pool is not None:
-        from agui_replay.providers._transport import _urllib3
-
-        _saved.append((pool, "urlopen", pool.urlopen))
-        pool.urlopen = _urllib3.patch_urlopen(pool, _sync_route)
-    connections: tuple[Any, ...] = (http.client.HTTPConnection, http.client.HTTPSConnection)
-    for cls, scheme in zip(connections, ("http", "https"), strict=True):
-        _saved.append((cls, "connect", cls.__dict__["connect"]))
-        cls.connect = _urllib.patch_connect(cls, scheme, _sync_route)
-    base = http.client.HTTPConnection
-    _saved.append((base, "putrequest", base.__dict__["putrequest"]))
-    base.putrequest = _urllib.patch_putrequest(base)  # type: ignore[method-assign]
+    return (_urllib3, _urllib, _aiohttp, _httpx)
 
 
 def _install() -> None:
     # caller holds _lock
-    import sys
-
-    _install_sync_libraries()
-
-    import httpx
-    import httpx2
-
-    aiohttp = sys.modules.get("aiohttp")  # patched when the agent's stack has loaded it
-    connector: Any = getattr(aiohttp, "BaseConnector", None)
-    if connector is not None and hasattr(connector, "connect"):
-        _saved.append((connector, "connect", connector.connect))
-        connector.connect = _patch_aiohttp(connector.connect)
-
-    for lib in (httpx2, httpx):
-        _saved.append((lib.HTTPTransport, "handle_request", lib.HTTPTransport.handle_request))
-        _saved.append(
-            (
-                lib.AsyncHTTPTransport,
-                "handle_async_request",
-                lib.AsyncHTTPTransport.handle_async_request,
-            )
-        )
-        lib.HTTPTransport.handle_request = _patch_sync(lib, lib.HTTPTransport)
-        lib.AsyncHTTPTransport.handle_async_request = _patch_async(lib, lib.AsyncHTTPTransport)
+    for transport in _transports():
+        _saved.extend(transport.install(answer_for))
 
 
 def _uninstall() -> None:

@@ -8,10 +8,12 @@ makes from the ``agui`` fixture's setup to its teardown goes to an :class:`HttpT
 * recording, it is sent to its real destination and stored: method, URL, request headers and
   body (secrets scrubbed), status, response headers and every response chunk with its offset;
 * replaying, it is answered from the stored exchanges, chunk by chunk, and nothing is sent.
-  A request is matched by method and URL (the query compared as parameters), the first unused
-  stored one of its host in order, and by what ``match_on`` adds (``"body"``, ``"headers"``, or
-  a callable); one that matches nothing fails the test, naming the closest stored request and
-  the first difference.
+  The stored exchanges are entries of a :class:`~agui_replay.providers._replaying.Reel`, as a
+  run's provider interactions are: a request is answered by the first unused stored exchange
+  of its host that matches it on method, origin, path and query (compared as parameters) and
+  on what ``match_on`` adds (``"body"``, ``"headers"``, or a callable:
+  :mod:`~agui_replay.providers._matchers`); one that matches nothing fails the test, naming
+  the closest stored request and the first difference.
 
 Streams that stay open while other requests go to the same host (an MCP server's GET stream,
 over streamable HTTP or the legacy SSE transport, whose answers arrive to the ``POST`` s sent
@@ -39,35 +41,38 @@ sent or recorded.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
+import functools
 import json
 import logging
 import ssl
 import threading
-import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
-from agui_replay._text import clip
-from agui_replay.errors import CassetteError, InvalidArgumentError, ReplayMismatchError
-from agui_replay.providers._fake import _read_timeout
-from agui_replay.providers._formats._wire import Plan, StreamCut
+from agui_replay.errors import ReplayMismatchError
 from agui_replay.providers._interaction import (
-    Chunk,
     RecordedResponse,
-    chunk_bytes,
-    is_text_content_type,
     parse_body,
 )
-from agui_replay.providers._recorder import _HOP, _UNSTORED, PASSTHROUGH, Scrubber
+from agui_replay.providers._matchers import HOST, Matchers, Mismatch, match_rules
+from agui_replay.providers._plan import (
+    PASSTHROUGH,
+    Plan,
+    Request,
+    StreamCut,
+    TimedOut,
+    Unreachable,
+)
+from agui_replay.providers._recorder import HOP, UNSTORED, Capture, Scrubber
+from agui_replay.providers._replaying import Entry, Reel, faulted, host_stored
 from agui_replay.providers._transport._loopback import OPEN_PORTS
 from agui_replay.providers._transport._routing import HostTable, Router
 
-__all__ = ["DEFAULT_DROP_HOSTS", "HttpTape", "TapeRouter", "match_rules"]
+__all__ = ["DEFAULT_DROP_HOSTS", "HttpTape", "TapeRouter"]
 
 DEFAULT_DROP_HOSTS: tuple[str, ...] = (
     "api.agno.com",  # Agno's telemetry (agno.api), older releases
@@ -80,38 +85,11 @@ DEFAULT_DROP_HOSTS: tuple[str, ...] = (
 )
 """Framework telemetry endpoints answered with an empty ``204`` (never sent, never stored)."""
 
-Matcher = Callable[[Mapping[str, Any], Mapping[str, Any]], Any]
-"""``matcher(recorded_request, request) -> bool``; each a dict: method, url, headers, body."""
-
-_NAMED = ("method", "url", "body", "headers")
-
-_UNMATCHED_HEADERS = frozenset({"mcp-session-id"})
-"""Request headers never compared: the server chose their values (the recorded ones are served
-back to the client, which sends them again)."""
-
 _ORDER_WAIT = 30.0
 """Seconds a replayed chunk waits at most for the request it arrived after (see the module's
 docstring); then it is served anyway, and the test fails on what differs instead of hanging."""
 
 _log = logging.getLogger("agui_replay.tape")
-
-
-def match_rules(value: Iterable[Any]) -> list[str | Matcher]:
-    """The ``match_on`` entries, checked: names of request parts or callables."""
-    out: list[str | Matcher] = []
-    for entry in value:
-        if callable(entry):
-            out.append(entry)
-        elif isinstance(entry, str) and entry.strip() in _NAMED:
-            out.append(entry.strip())
-        elif isinstance(entry, str) and not entry.strip():
-            continue
-        else:
-            raise InvalidArgumentError(
-                f"match_on: {entry!r} is not one of {', '.join(_NAMED)} or a callable "
-                "(recorded_request, request) -> bool"
-            )
-    return out
 
 
 def _host_key(url: str) -> str:
@@ -134,61 +112,15 @@ def _on_host(url: str, host: str) -> bool:
     return wanted_port == (port or {"http": 80, "https": 443}.get(parts.scheme))
 
 
-def _query(url: str) -> list[tuple[str, str]]:
-    return sorted(parse_qsl(urlsplit(url).query, keep_blank_values=True))
-
-
-def _short(value: Any, limit: int = 120) -> str:
-    return clip(repr(value), limit)
-
-
-def _first_difference(
-    recorded: Mapping[str, Any], request: Mapping[str, Any], rules: Sequence[str | Matcher]
-) -> str | None:
-    """What first differs between a stored request and ``request`` (``None``: they match)."""
-    if recorded.get("method") != request["method"]:
-        return f"method {recorded.get('method')} != {request['method']}"
-    old, new = urlsplit(str(recorded.get("url", ""))), urlsplit(request["url"])
-    if (old.scheme, old.netloc.lower()) != (new.scheme, new.netloc.lower()):
-        return f"origin {old.scheme}://{old.netloc} != {new.scheme}://{new.netloc}"
-    if old.path != new.path:
-        return f"path {old.path} != {new.path}"
-    before, now = _query(str(recorded.get("url", ""))), _query(request["url"])
-    if before != now:
-        gone = [f"{k}={v}" for k, v in before if (k, v) not in now]
-        added = [f"{k}={v}" for k, v in now if (k, v) not in before]
-        return f"query: recorded {'&'.join(gone) or '-'} where now {'&'.join(added) or '-'}"
-    for rule in rules:
-        if rule == "body" and recorded.get("body") != request["body"]:
-            return f"body {_short(recorded.get('body'))} != {_short(request['body'])}"
-        if rule == "headers":
-            old_h = {k: v for k, v in dict(recorded.get("headers") or {}).items()}
-            for name in sorted((set(old_h) | set(request["headers"])) - _UNMATCHED_HEADERS):
-                if old_h.get(name) != request["headers"].get(name):
-                    shown = f"{_short(old_h.get(name))} != {_short(request['headers'].get(name))}"
-                    return f"header {name}: {shown}"
-        if callable(rule):
-            try:
-                ok = rule(recorded, request)
-            except AssertionError as exc:
-                return f"{getattr(rule, '__name__', 'matcher')}: {exc}"
-            if not ok:
-                return f"{getattr(rule, '__name__', 'matcher')} said they differ"
-    return None
-
-
 @dataclass
 class _Recording:
     """One exchange being recorded: the request known, the response arriving."""
 
     request: dict[str, Any]
-    started: float
+    capture: Capture
     host: str = ""
     index: int = 0
     """This request's number among its host's requests, from 1."""
-    response: RecordedResponse = field(default_factory=lambda: RecordedResponse(0))
-    binary: bool = False
-    finished: bool = False
     streaming: bool = False
     """The response came with no ``content-length`` (a stream, maybe long-lived)."""
     complete: bool = False
@@ -196,10 +128,9 @@ class _Recording:
     after: list[int] = field(default_factory=list)
     """For each chunk: how many of the host's requests had been sent when it arrived."""
     end_after: int = 0
-    decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"))
 
     def to_dict(self) -> dict[str, Any]:
-        response = self.response.to_dict()
+        response = self.capture.stored.to_dict()
         chunks = response.get("chunks") or []
         for chunk, after in zip(chunks, self.after, strict=False):
             if after > self.index:  # another request of the host went first: replayed after it
@@ -242,9 +173,7 @@ class HttpTape:
         self.scrubber = Scrubber(secrets=secrets)
         self.ignore = HostTable(ignore, known={})
         self.drop = HostTable(drop, known={})
-        self.rules = match_rules(match_on)
         self.recorded = [dict(e) for e in recorded]
-        self.used = [False] * len(self.recorded)
         self._loader = loader
         self.providers = providers
         self.errors: list[str] = []
@@ -255,7 +184,10 @@ class HttpTape:
         self.skipped_origins: set[str] = set()
         """Origins reached as usual (the agent under test when it is a URL)."""
         self._recordings: list[_Recording] = []
-        self._lock = threading.Lock()
+        self.reel = Reel(Matchers([*HOST, *match_rules(match_on)]), "unordered")
+        """The stored exchanges being replayed, one entry per item of :attr:`recorded` (built
+        when the first request is replayed), matched by content among their host's."""
+        self._lock = self.reel.lock
         self._turn = threading.Condition(self._lock)
         """Notified whenever a request is replayed (a chunk waiting for it may go)."""
         self._sent: Counter[str] = Counter()
@@ -264,12 +196,7 @@ class HttpTape:
         self._client: Any = None
         self._ssl: ssl.SSLContext | None = None
         self.faults = list(faults)
-        self.fired: list[Any] = []
-        """The faults that changed a response so far."""
-        self._faulted: dict[int, list[tuple[int, Any]]] | None = None
-        """Stored exchange index -> its faults (with their place in :attr:`faults`)."""
-        self._answered: Counter[int] = Counter()
-        """Per fault (by its place): the attempts a ``status`` / ``timeout`` fault answered."""
+        self._placed = False
 
     # --- which requests are ours ----------------------------------------------------------------
 
@@ -297,52 +224,41 @@ class HttpTape:
         with self._lock:
             recordings = list(self._recordings)
         for recording in recordings:
-            self._finish(recording)
+            recording.capture.finish()
         return [r.to_dict() for r in recordings]
 
     @property
     def unused(self) -> list[str]:
         """The stored exchanges no request replayed, as ``METHOD URL``."""
+        entries = self.reel.entries
         return [
-            f"{e['request'].get('method')} {e['request'].get('url')}"
-            for e, done in zip(self.recorded, self.used, strict=True)
-            if not done
+            self._shown(i)
+            for i in range(len(self.recorded))
+            if i >= len(entries) or not entries[i].used
         ]
+
+    @property
+    def fired(self) -> list[Any]:
+        """The faults that changed a response so far."""
+        return self.reel.fired
 
     # --- answering ------------------------------------------------------------------------------
 
-    def handle(
-        self,
-        method: str,
-        target: str,
-        headers: dict[str, str],
-        body: bytes,
-        *,
-        provider: str | None = None,
-        origin: str | None = None,
-    ) -> Plan:
-        url = f"{origin or ''}{target}"
+    def answer(self, request: Request) -> Plan:
+        """The answer to ``request``: replayed, recorded, or (a ``drop`` host) an empty 204."""
+        url = request.url
         if self._drops(url):
-            self.dropped.append(f"{method} {url}")
+            self.dropped.append(f"{request.method} {url}")
             return Plan(204, [], [], streaming=False)
         if self.mode == "replay":
-            return self._replay(method, url, headers, body)
-        return self._record(method, url, headers, body)
+            return self._replay(request.method, url, request.headers, request.body)
+        return self._record(request.method, url, request.headers, request.body)
 
-    async def ahandle(
-        self,
-        method: str,
-        target: str,
-        headers: dict[str, str],
-        body: bytes,
-        *,
-        provider: str | None = None,
-        origin: str | None = None,
-    ) -> Plan:
-        url = f"{origin or ''}{target}"
-        if self.mode == "record" and not self._drops(url):
-            return await self._arecord(method, url, headers, body)
-        plan = self.handle(method, target, headers, body, provider=provider, origin=origin)
+    async def aanswer(self, request: Request) -> Plan:
+        """:meth:`answer` for an async client."""
+        if self.mode == "record" and not self._drops(request.url):
+            return await self._arecord(request.method, request.url, request.headers, request.body)
+        plan = self.answer(request)
         if isinstance(plan.body, _Served):
             plan.abody = plan.body.areplay()
         return plan
@@ -357,7 +273,7 @@ class HttpTape:
         self, method: str, url: str, headers: Mapping[str, str], body: bytes
     ) -> dict[str, Any]:
         scrub = self.scrubber
-        stored = {k: v for k, v in scrub.headers(headers).items() if k not in _UNSTORED}
+        stored = {k: v for k, v in scrub.headers(headers).items() if k not in UNSTORED}
         scrub.learn_query(url)
         return {
             "method": method.upper(),
@@ -373,16 +289,20 @@ class HttpTape:
         if self._loader is not None:
             loader, self._loader = self._loader, None
             self.recorded += [dict(e) for e in loader()]
-            self.used += [False] * (len(self.recorded) - len(self.used))
-        if self._faulted is None and self.faults:
-            self._faulted = {}
+        entries = self.reel.entries
+        for i in range(len(entries), len(self.recorded)):
+            stored = self.recorded[i].get("request") or {}
+            key = _host_key(str(stored.get("url", "")))
+            entries.append(Entry(i, stored, self.recorded[i].get("response") or {}, key))
+        if not self._placed and self.faults:
+            self._placed = True
             problems = []
             for n, fault in enumerate(self.faults):
                 at, problem = self._place(fault)
                 if problem is not None:
                     problems.append(problem)
                 elif at is not None:
-                    self._faulted.setdefault(at, []).append((n, fault))
+                    entries[at].faults.append((n, fault))
             if problems:
                 self.errors.append(problems[0])
                 raise ReplayMismatchError(problems[0])
@@ -451,51 +371,31 @@ class HttpTape:
         stored = self.recorded[i].get("request") or {}
         return f"{stored.get('method')} {stored.get('url')}"
 
-    def _gate(self, i: int) -> Any | None:
-        """The ``status`` or ``timeout`` fault that answers this attempt at stored exchange
-        ``i``, counted (``None``: the exchange answers). Caller holds the lock."""
-        for n, fault in (self._faulted or {}).get(i, []):
-            if fault.kind in ("status", "timeout") and self._answered[n] < fault.times:
-                self._answered[n] += 1
-                self._fire(fault)
-                return fault
-        return None
-
-    def _fire(self, fault: Any) -> None:
-        # caller holds the lock
-        if not any(f is fault for f in self.fired):
-            self.fired.append(fault)
-
     def _replay(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Plan:
         request = self._request(method, url, headers, body)
         host = _host_key(request["url"])
         with self._lock:
             self._load()
-            for i, exchange in enumerate(self.recorded):
-                stored = exchange.get("request") or {}
-                if self.used[i] or _host_key(str(stored.get("url", ""))) != host:
-                    continue
-                if _first_difference(stored, request, self.rules) is None:
-                    gate = self._gate(i)
-                    if gate is not None:  # the exchange stays unused, for the retry
-                        return self._gated(gate, f"{method.upper()} {url}")
-                    self.used[i] = True
-                    self._sent[host] += 1
-                    self._turn.notify_all()
-                    waiters, self._waiters = self._waiters, []
-                    for loop, future in waiters:
-                        with contextlib.suppress(RuntimeError):  # that loop is closed
-                            loop.call_soon_threadsafe(_wake, future)
-                    where = f"{self.where}: http[{i}]"
-                    faults = [f for _, f in (self._faulted or {}).get(i, [])]
-                    plan = _plan_of(exchange.get("response") or {}, self, host, where, faults)
-                    for fault in faults:
-                        if fault.kind not in ("status", "timeout"):
-                            self._fire(fault)
-                    return plan
-            message = self._miss(request)
-            self.errors.append(message)
-        raise ReplayMismatchError(message)
+            pick = self.reel.pick(request, lambda entry: entry.key == host)
+            entry = pick.entry
+            if entry is None:
+                message = self._miss(request)
+                self.errors.append(message)
+                raise ReplayMismatchError(message)
+            if pick.gate is not None:  # the exchange stays unused, for the retry
+                return self._gated(pick.gate, f"{method.upper()} {url}")
+            self._sent[host] += 1
+            self._turn.notify_all()
+            waiters, self._waiters = self._waiters, []
+            for loop, future in waiters:
+                with contextlib.suppress(RuntimeError):  # that loop is closed
+                    loop.call_soon_threadsafe(_wake, future)
+        stored = host_stored(entry.response, f"{self.where}: http[{entry.position}]")
+        stored = faulted(stored, [f for _, f in entry.faults])
+        if not stored.held and not stored.end_after and not any(c[0] for c in stored.chunks):
+            return stored.plan()
+        served = _Served(self, host, stored.chunks, stored.end_after, stored.held)
+        return Plan(stored.status, stored.headers, served, streaming=True, cut=stored.cut)
 
     def _gated(self, fault: Any, shown: str) -> Plan:
         """A ``status`` fault's error response, or a ``timeout`` fault's error raised as the
@@ -503,7 +403,7 @@ class HttpTape:
         what = f"{fault.describe()} on {shown}"
         if fault.kind == "timeout":
             _log.debug("%s: replaying %s: a read timeout", self.where, what)
-            raise _read_timeout(f"agui_replay fault: read timed out ({what})")
+            raise TimedOut(f"agui_replay fault: read timed out ({what})")
         _log.debug("%s: replaying %s: HTTP %s", self.where, what, fault.code)
         message = f"agui_replay fault: HTTP {fault.code} ({what})"
         data = json.dumps({"error": {"code": fault.code, "message": message}}).encode()
@@ -555,33 +455,31 @@ class HttpTape:
         if closest is None:
             return f"{head} (none was recorded). Re-record the test if the change is intended."
         i, difference = closest
-        stored = self.recorded[i]["request"]
-        state = " (already replayed)" if self.used[i] and difference is None else ""
-        why = difference or "an earlier request of the test already replayed it"
+        state = " (already replayed)" if difference is None else ""
+        why = (
+            difference.text
+            if difference
+            else "  an earlier request of the test already replayed it"
+        )
         return (
-            f"{head}; the closest recorded one is #{i} {stored.get('method')} "
-            f"{stored.get('url')}{state}: {why}. Re-record the test if the change is intended."
+            f"{head}; the closest recorded one is #{i} {self._shown(i)}{state}:\n{why}\n"
+            "Re-record the test if the change is intended."
         )
 
-    def _closest(self, request: Mapping[str, Any]) -> tuple[int, str | None] | None:
-        if not self.recorded:
+    def _closest(self, request: Mapping[str, Any]) -> tuple[int, Mismatch | None] | None:
+        """The stored exchange most like ``request`` (its host, method, path and query
+        first, an unused one before a used one), and how it differs."""
+        entries = self.reel.entries
+        if not entries:
             return None
-        new = urlsplit(request["url"])
-
-        def score(i: int) -> tuple[int, ...]:
-            stored = self.recorded[i].get("request") or {}
-            old = urlsplit(str(stored.get("url", "")))
-            return (
-                old.netloc.lower() == new.netloc.lower(),
-                stored.get("method") == request["method"],
-                old.path == new.path,
-                _query(str(stored.get("url", ""))) == _query(request["url"]),
-                not self.used[i],
-            )
-
-        best = max(range(len(self.recorded)), key=score)
-        stored = self.recorded[best].get("request") or {}
-        return best, _first_difference(stored, request, self.rules)
+        compare = self.reel.matchers.compare
+        names = ("origin", "method", "path", "query")
+        closeness = [
+            (*(compare(e.request, request, only=name)[0] is None for name in names), not e.used)
+            for e in entries
+        ]
+        best = max(range(len(entries)), key=closeness.__getitem__)
+        return best, compare(entries[best].request, request)[0]
 
     # --- recording ------------------------------------------------------------------------------
 
@@ -594,8 +492,10 @@ class HttpTape:
             return self._client
 
     def _begin(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> _Recording:
-        recording = _Recording(self._request(method, url, headers, body), time.monotonic())
-        recording.host = _host_key(recording.request["url"])
+        stored = self._request(method, url, headers, body)
+        capture = Capture(self.scrubber, RecordedResponse(0), scrub_binary=False)
+        recording = _Recording(stored, capture, _host_key(stored["url"]))
+        capture.on_chunk = functools.partial(self._count_chunk, recording)
         with self._lock:
             self._sent[recording.host] += 1
             recording.index = self._sent[recording.host]
@@ -612,12 +512,9 @@ class HttpTape:
         kept = [
             (k, v)
             for k, v in response.headers.multi_items()
-            if k.lower() not in _HOP and k.lower() != "content-encoding"
+            if k.lower() not in HOP and k.lower() != "content-encoding"
         ]
-        recording.response.status = response.status_code
-        stored_headers = self.scrubber.headers(dict(kept))
-        recording.response.headers = stored_headers
-        recording.binary = not is_text_content_type(stored_headers.get("content-type"))
+        recording.capture.response(response.status_code, dict(kept))
         recording.streaming = "content-length" not in response.headers
         return kept
 
@@ -626,7 +523,7 @@ class HttpTape:
 
         recording = self._begin(method, url, headers, body)
         client = self._http()
-        sent = {k: v for k, v in headers.items() if k.lower() not in _HOP}
+        sent = {k: v for k, v in headers.items() if k.lower() not in HOP}
         request = client.build_request(
             method, url, headers=sent, content=body, extensions={PASSTHROUGH: True}
         )
@@ -634,20 +531,20 @@ class HttpTape:
             response = client.send(request, stream=True)
         except (httpx2.HTTPError, OSError) as exc:
             self._failed(recording, method, url, exc)
-            # an OSError: each patched library turns it into its own connection error
-            raise ConnectionError(f"{method} {url}: {exc}") from exc
+            # each transport turns it into its own library's connection error
+            raise Unreachable(f"{method} {url}: {exc}") from exc
         kept = self._responded(recording, response)
 
         def writes() -> Iterator[tuple[float, bytes]]:
             try:
                 for data in response.iter_bytes():
-                    self._chunk(recording, data)
+                    recording.capture.chunk(data)
                     yield 0.0, data
                 self._ended(recording)
             except httpx2.HTTPError:
                 raise StreamCut from None
             finally:
-                self._finish(recording)
+                recording.capture.finish()
                 response.close()
 
         return Plan(response.status_code, kept, writes(), streaming=recording.streaming)
@@ -665,7 +562,7 @@ class HttpTape:
         client = httpx2.AsyncClient(
             timeout=httpx2.Timeout(600.0, connect=10.0), verify=self._ssl_context()
         )
-        sent = {k: v for k, v in headers.items() if k.lower() not in _HOP}
+        sent = {k: v for k, v in headers.items() if k.lower() not in HOP}
         request = client.build_request(
             method, url, headers=sent, content=body, extensions={PASSTHROUGH: True}
         )
@@ -675,7 +572,7 @@ class HttpTape:
             self._failed(recording, method, url, exc)
             with anyio.CancelScope(shield=True):
                 await client.aclose()
-            raise ConnectionError(f"{method} {url}: {exc}") from exc
+            raise Unreachable(f"{method} {url}: {exc}") from exc
         kept = self._responded(recording, response)
         if not recording.streaming:  # read now: a client may close it unread (a 202)
             try:
@@ -688,22 +585,22 @@ class HttpTape:
                 with anyio.CancelScope(shield=True):
                     await response.aclose()
                     await client.aclose()
-            self._chunk(recording, data)
+            recording.capture.chunk(data)
             if not cut:
                 self._ended(recording)
-            self._finish(recording)
+            recording.capture.finish()
             return Plan(response.status_code, kept, [(0.0, data)] if data else [], False, cut=cut)
 
         async def writes() -> AsyncIterator[tuple[float, bytes]]:
             try:
                 async for data in response.aiter_bytes():
-                    self._chunk(recording, data)
+                    recording.capture.chunk(data)
                     yield 0.0, data
                 self._ended(recording)
             except httpx2.HTTPError:
                 raise StreamCut from None
             finally:
-                self._finish(recording)
+                recording.capture.finish()
                 with anyio.CancelScope(shield=True):  # closed even as the client is cancelled
                     await response.aclose()
                     await client.aclose()
@@ -725,107 +622,16 @@ class HttpTape:
             recording.complete = True
             recording.end_after = self._sent[recording.host]
 
-    def _chunk(self, recording: _Recording, data: bytes) -> None:
-        if not data:
-            return
-        offset = round(time.monotonic() - recording.started, 6)
-        if recording.binary:
-            self._append(recording, Chunk(offset, bytes(data)))
-            return
-        text = recording.decoder.decode(data)
-        if text:
-            self._append(recording, Chunk(offset, self.scrubber.text(text)))
-
-    def _append(self, recording: _Recording, chunk: Chunk) -> None:
+    def _count_chunk(self, recording: _Recording) -> None:
+        """Note how many of its host's requests were sent when the next chunk arrived."""
         with self._lock:
             recording.after.append(self._sent[recording.host])
-            recording.response.chunks.append(chunk)
-
-    def _finish(self, recording: _Recording) -> None:
-        with self._lock:
-            if recording.finished:
-                return
-            recording.finished = True
-        chunks = recording.response.chunks
-        if recording.binary:
-            return
-        tail = recording.decoder.decode(b"", final=True)
-        if tail:
-            self._append(recording, Chunk(round(time.monotonic() - recording.started, 6), tail))
-        texts = [c.data for c in chunks if isinstance(c.data, str)]
-        for chunk, data in zip(chunks, self.scrubber.stream(texts), strict=True):
-            chunk.data = data
 
     def close(self) -> None:
         with self._lock:
             client, self._client = self._client, None
         if client is not None:
             client.close()
-
-
-def _plan_of(
-    response: Mapping[str, Any],
-    tape: HttpTape,
-    host: str,
-    where: str,
-    faults: Sequence[Any] = (),
-) -> Plan:
-    """The stored response, chunk by chunk (no delays: a replay runs at full speed), changed
-    by the ``cut``, ``malformed`` and ``delay`` faults among ``faults``; a :class:`_Served`
-    body when chunks wait for the host's other requests, or the stream is held open."""
-    items = response.get("chunks") or []
-    # status, headers and body checked as any stored response's; the chunks' bytes directly
-    first = items[:1] if isinstance(items, list) else items
-    stored = RecordedResponse.from_dict({**response, "chunks": first})
-    datas = chunk_bytes(items)
-    if not datas and stored.body is not None:
-        datas = [stored.content]
-    headers = [(k, str(v)) for k, v in stored.headers.items()]
-    afters = [0] * len(datas)
-    for n, c in enumerate(items[: len(datas)]):
-        after = c.get("after") if c.__class__ is dict or isinstance(c, Mapping) else None
-        if after is not None:
-            afters[n] = _count(after, f"{where}: response.chunks[{n}].after")
-    end_after = _count(response.get("end_after"), f"{where}: response.end_after")
-    held = bool(response.get("open"))
-    paced = [(after, 0.0, data) for after, data in zip(afters, datas, strict=True)]
-    streaming, cut = len(paced) > 1, False
-    for fault in faults:
-        if fault.kind == "cut":  # the connection drops mid-body: a chunked body, unended
-            paced, cut, streaming = paced[: fault.after_chunks], True, True
-            held, end_after = False, 0
-        elif fault.kind == "malformed":
-            n = min(fault.after_chunks, len(paced))
-            after = paced[n - 1][0] if n else 0
-            paced.insert(n, (after, 0.0, _malformed(headers)))
-        elif fault.kind == "delay":
-            after, wait, data = paced[0] if paced else (0, 0.0, b"")
-            paced[:1] = [(after, wait + fault.seconds, data)]
-    if not held and not end_after and not any(entry[0] for entry in paced):
-        writes = [(wait, data) for _, wait, data in paced]
-        return Plan(stored.status, headers, writes, streaming=streaming, cut=cut)
-    served = _Served(tape, host, paced, end_after, held)
-    return Plan(stored.status, headers, served, streaming=True, cut=cut)
-
-
-def _malformed(headers: Sequence[tuple[str, str]]) -> bytes:
-    """Bytes the response's reader cannot parse: JSON cut short (an SSE event of it in an
-    event stream)."""
-    content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
-    if "event-stream" in content_type.lower():
-        return b'data: {"truncated": \n\n'
-    return b'{"truncated": '
-
-
-def _count(value: Any, where: str) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise CassetteError(
-            f"{where} is {value!r}: it counts the host's requests sent before, a whole number "
-            "from 1; re-record the test, or remove the field to replay without waiting"
-        )
-    return value
 
 
 class _Served:
@@ -869,7 +675,7 @@ class TapeRouter(Router):
     those to hosts it does not take (:meth:`HttpTape.takes`)."""
 
     def __init__(self, tape: HttpTape) -> None:
-        super().__init__(HostTable(known={}), tape.handle, tape.ahandle)
+        super().__init__(HostTable(known={}), tape.answer, tape.aanswer)
         self.tape = tape
 
     def route_to(

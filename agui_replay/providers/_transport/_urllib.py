@@ -13,6 +13,7 @@ Private to :mod:`agui_replay.providers`.
 
 from __future__ import annotations
 
+import functools
 import http.client
 import io
 from collections.abc import Callable, Iterator
@@ -20,11 +21,21 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agui_replay.errors import ProviderError
-from agui_replay.providers._formats._wire import Plan, StreamCut
+from agui_replay.providers._plan import Failure, Library, Plan, StreamCut
 from agui_replay.providers._transport._aiohttp import _reason, parse_request
 from agui_replay.providers._transport._loopback import _END, _HOP_BY_HOP, _http_chunk
 
-__all__ = ["MemorySocket", "patch_connect", "patch_putrequest", "plan_frames", "plan_response"]
+__all__ = [
+    "MemorySocket",
+    "install",
+    "patch_connect",
+    "patch_putrequest",
+    "plan_frames",
+    "plan_response",
+]
+
+_HTTP_CLIENT = Library()
+"""``http.client``'s exceptions: the standard library's (``socket.timeout``...)."""
 
 Answer = Callable[[str, str, dict[str, str], bytes], Plan]
 """``answer(method, target, headers, body) -> Plan``, headers lower-cased."""
@@ -139,7 +150,10 @@ class MemorySocket:
                     "agui_replay: the response was read before the whole request was sent"
                 )
             method, target, headers, body = parsed
-            plan = self._answer(method, target, headers, body)
+            try:
+                plan = self._answer(method, target, headers, body)
+            except Failure as failure:
+                raise (_HTTP_CLIENT.error(failure) or failure) from failure
             self._frames = plan_frames(plan, method)
         return io.BufferedReader(_FrameReader(self._frames))
 
@@ -219,3 +233,18 @@ def patch_connect(cls: Any, scheme: str, route: Route) -> Any:
 
     connect.__wrapped__ = original  # type: ignore[attr-defined]
     return connect
+
+
+def install(route: Callable[..., Any]) -> list[tuple[Any, str, Any]]:
+    """Patch ``http.client``'s connections (``urllib.request``) to answer routed requests
+    through ``route(host, port, origin, asynchronous=False)``."""
+    sync_route = functools.partial(route, asynchronous=False)
+    saved: list[tuple[Any, str, Any]] = []
+    connections: tuple[Any, ...] = (http.client.HTTPConnection, http.client.HTTPSConnection)
+    for cls, scheme in zip(connections, ("http", "https"), strict=True):
+        saved.append((cls, "connect", cls.__dict__["connect"]))
+        cls.connect = patch_connect(cls, scheme, sync_route)
+    base = http.client.HTTPConnection
+    saved.append((base, "putrequest", base.__dict__["putrequest"]))
+    base.putrequest = patch_putrequest(base)  # type: ignore[method-assign]
+    return saved

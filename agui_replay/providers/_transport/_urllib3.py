@@ -19,19 +19,21 @@ Private to :mod:`agui_replay.providers`.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from agui_replay.providers._plan import Failure, Library
 from agui_replay.providers._transport._urllib import Answer, plan_response
 
-__all__ = ["patch_urlopen", "request_body"]
+__all__ = ["install", "patch_urlopen", "request_body"]
 
 Route = Callable[[str | None, int | None, str], "Answer | None"]
 """``route(host, port or None for the scheme's default, origin) -> answer | None``."""
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_UNSET: Any = object()
 
 
 def request_body(body: Any) -> bytes:
@@ -63,29 +65,37 @@ def _headers(pool: Any, headers: Mapping[str, str] | None, netloc: str) -> dict[
     return out
 
 
+class _Urllib3(Library):
+    """urllib3's read timeout (``requests`` and ``botocore`` wrap it in their own)."""
+
+    def timeout(self, message: str, request: Any) -> BaseException:
+        from urllib3.exceptions import ReadTimeoutError
+
+        return ReadTimeoutError(None, "", message)  # type: ignore[arg-type]
+
+
+_URLLIB3 = _Urllib3()
+
+
+def install(route: Callable[..., Any]) -> list[tuple[Any, str, Any]]:
+    """Patch ``HTTPConnectionPool.urlopen`` (when urllib3 is installed) to answer routed
+    requests through ``route(host, port, origin, asynchronous=False)``."""
+    try:
+        from urllib3.connectionpool import HTTPConnectionPool as pool
+    except ImportError:
+        return []
+    original = pool.urlopen
+    pool.urlopen = patch_urlopen(pool, functools.partial(route, asynchronous=False))  # type: ignore[method-assign]
+    return [(pool, "urlopen", original)]
+
+
 def patch_urlopen(cls: Any, route: Route) -> Any:
     """``cls.urlopen`` (``urllib3.HTTPConnectionPool``'s) answering routed requests in
-    process; the others go to the original."""
+    process; the others go to the original, with the arguments they came with."""
     original = cls.urlopen
+    signature = inspect.signature(original)
 
-    def urlopen(
-        self: Any,
-        method: str,
-        url: str,
-        body: Any = None,
-        headers: Mapping[str, str] | None = None,
-        retries: Any = None,
-        redirect: bool = True,
-        assert_same_host: bool = True,
-        timeout: Any = _UNSET,
-        pool_timeout: Any = None,
-        release_conn: Any = None,
-        chunked: bool = False,
-        body_pos: Any = None,
-        preload_content: bool = True,
-        decode_content: bool = True,
-        **response_kw: Any,
-    ) -> Any:
+    def urlopen(self: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
         scheme, host, port = self.scheme, self.host, self.port
         target = url
         if "://" in url:  # absolute form: through a proxy, or given whole
@@ -98,35 +108,22 @@ def patch_urlopen(cls: Any, route: Route) -> Any:
             netloc = f"{netloc}:{explicit}"
         answer = route(host, explicit, f"{scheme}://{netloc}")
         if answer is None:
-            kwargs: dict[str, Any] = {
-                "body": body,
-                "headers": headers,
-                "retries": retries,
-                "redirect": redirect,
-                "assert_same_host": assert_same_host,
-                "pool_timeout": pool_timeout,
-                "release_conn": release_conn,
-                "chunked": chunked,
-                "body_pos": body_pos,
-                "preload_content": preload_content,
-                "decode_content": decode_content,
-                **response_kw,
-            }
-            if timeout is not _UNSET:
-                kwargs["timeout"] = timeout
-            return original(self, method, url, **kwargs)
+            return original(self, method, url, *args, **kwargs)
+        given = signature.bind(self, method, url, *args, **kwargs)
+        given.apply_defaults()
+        arg = given.arguments
         return _retrying(
             self,
             answer,
             method,
             target,
-            _headers(self, headers, netloc),
-            request_body(body),
+            _headers(self, arg["headers"], netloc),
+            request_body(arg["body"]),
             url=url,
-            retries=retries,
-            redirect=redirect,
-            preload_content=preload_content,
-            decode_content=decode_content,
+            retries=arg["retries"],
+            redirect=arg["redirect"],
+            preload_content=arg["preload_content"],
+            decode_content=arg["decode_content"],
         )
 
     urlopen.__wrapped__ = original  # type: ignore[attr-defined]
@@ -212,7 +209,10 @@ def _answered(
     from urllib3.response import HTTPResponse
     from urllib3.util.retry import Retry
 
-    plan = answer(method, target, headers, body)
+    try:
+        plan = answer(method, target, headers, body)
+    except Failure as failure:
+        raise (_URLLIB3.error(failure) or failure) from failure
     raw = plan_response(plan, method)
     response = HTTPResponse(
         body=raw,
