@@ -189,7 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--host",
         default="127.0.0.1",
-        help="loopback address to bind: 127.0.0.1 (default), localhost or ::1",
+        help="address to bind (default 127.0.0.1, loopback); another one, such as 0.0.0.0 for "
+        "a browser in a container, lets other machines in, with a warning",
     )
     serve.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
     serve.add_argument(
@@ -293,7 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
     capture.add_argument(
         "--host",
         default="127.0.0.1",
-        help="loopback address to bind: 127.0.0.1 (default), localhost or ::1",
+        help="address to bind (default 127.0.0.1, loopback); another one, such as 0.0.0.0 for "
+        "a browser in a container, lets other machines in, with a warning",
     )
     capture.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
     capture.add_argument(

@@ -21,9 +21,9 @@ from typing import Any, TextIO
 from agui_replay.cassette import Recording, load_recording
 from agui_replay.cli._common import EXIT_OK, _UsageError
 from agui_replay.cli._posted import (
-    LOOPBACK_HOSTS,
     Refusal,
     listen,
+    reach_warning,
     read_run_input,
     run_until_signal,
     uvicorn_server,
@@ -530,11 +530,6 @@ def _load(path: str) -> tuple[list[Recording], Path | None]:
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    if args.host not in LOOPBACK_HOSTS:
-        raise _UsageError(
-            f"--host {args.host} is not a loopback address: `serve` replays recordings for local "
-            "development only; use 127.0.0.1, localhost or ::1"
-        )
     if not (math.isfinite(args.speed) and args.speed >= 0):
         raise _UsageError("--speed must be a number >= 0 (0 streams every event at once)")
     if not (math.isfinite(args.delay) and args.delay >= 0):
@@ -589,6 +584,10 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         server = uvicorn_server(app)
         out.write(f"{url}\n")
         out.flush()
+        warning = reach_warning("serve", args.host, url, "replay the recordings and read them")
+        if warning is not None:  # said even with --quiet
+            sys.stderr.write(warning)
+            sys.stderr.flush()
         if not args.quiet:  # --quiet: the URL line only (tools read it)
             sys.stderr.write(_banner(args, recordings, root, total, url))
             sys.stderr.flush()
