@@ -17,7 +17,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,7 @@ SCRIPT = Path(sys.executable).with_name("agui-replay")
 ASKED = ["What is 180 C in Fahrenheit?", "And 2.5 kg in pounds?", "And 10 km in miles?"]
 ANSWERS = ["That makes 356.00 F.", "That makes 5.51 lb.", "That makes 6.21 mi."]
 
-RECORDING_TEST = f'''
+RECORDING_TEST = f"""
 import pytest
 
 from agui_replay.client import Session
@@ -68,7 +67,7 @@ async def test_three_conversions(agui):
         )
         events = await agui.arun(app, body, path="/agent")
         client = Session(state=body.state, messages=body.messages).apply_all(events).finish()
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +113,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def captured(
     js: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[Path, list[dict[str, Any]]]]:
+) -> tuple[Path, list[dict[str, Any]]]:
     """The three turns captured between HttpAgent and the live agent, and what HttpAgent
     held after each of them."""
     pytest.importorskip("ag_ui_langgraph")
@@ -144,7 +143,7 @@ def captured(
             process.send_signal(signal.SIGTERM)
             _, err = process.communicate(timeout=60)
     assert process.returncode == 0, err
-    yield out, live
+    return out, live
 
 
 def as_posted(messages: list[dict[str, Any]], names: dict[str, str]) -> list[dict[str, Any]]:
@@ -215,8 +214,10 @@ def test_a_folder_of_both_plays_each_conversation_from_one_recording(
         user = [m["id"] for m in turns[-1]["messages"] if m["role"] == "user"]
         assert user == [t["userId"] for t in turns]
     # Each conversation was answered by one file, turn after turn.
-    served = [line.split(" → ")[1].split(" run ")[0] for line in server.err.splitlines() if "→" in line]
-    assert len(set(served[:3])) == 1 and len(set(served[3:])) == 1, served
+    log = [line.split(" → ")[1] for line in server.err.splitlines() if " → " in line]
+    served = [line.split(" run ")[0] for line in log]
+    assert len(set(served[:3])) == 1, log
+    assert len(set(served[3:])) == 1, log
 
 
 def _renamed(value: Any, names: dict[str, str]) -> Any:
