@@ -43,6 +43,11 @@ ROOT = Path(__file__).resolve().parents[2]
 RECIPES = ROOT / "cassettes" / "test_recipe_cassettes"
 APPROVED = RECIPES / "test_confirming_then_approving_the_recipe.json"
 BOARD = ROOT / "cassettes" / "test_task_board_cassettes" / "test_adding_two_tasks.json"
+# Two turns of the LangGraph example (ag-ui-langgraph): a tool call, an answer, and a
+# MESSAGES_SNAPSHOT ending each run.
+CONVERTER = (
+    ROOT / "cassettes" / "test_langgraph_agent" / "test_a_second_conversion_on_the_same_thread.json"
+)
 
 
 def _chromium() -> str | None:
@@ -83,8 +88,10 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"browser": browser, "packages": packages, "folder": folder}
 
 
-def drive(page: dict[str, Any], url: str, scenario: str, prompt: str) -> list[dict[str, Any]]:
-    """What the page shows after each step of the scenario."""
+def drive(
+    page: dict[str, Any], url: str, scenario: str, prompt: str, fault: str = ""
+) -> list[dict[str, Any]]:
+    """What the page shows after each step of the scenario (each run with ``fault``)."""
     done = subprocess.run(
         [
             "node",
@@ -94,6 +101,7 @@ def drive(page: dict[str, Any], url: str, scenario: str, prompt: str) -> list[di
             url,
             scenario,
             prompt,
+            fault,
         ],
         cwd=page["packages"],
         capture_output=True,
@@ -148,6 +156,68 @@ def test_a_run_error_and_an_unmatched_input_show_their_messages(page: dict[str, 
     assert answer["code"] == "NO_MATCHING_RUN"
     assert answer["closestRun"] == "run 0"
     assert answer["difference"].startswith("/messages/0/content: posted 'carbonara', recorded")
+
+
+def test_a_conversation_keeps_the_pages_messages_turn_after_turn(page: dict[str, Any]) -> None:
+    """Each run ends on a MESSAGES_SNAPSHOT naming the page's own messages by the ids the
+    page gave them: the history is the recorded one, in order, after every turn."""
+    asked = [run.input["messages"][-1]["content"] for run in load_cassette(CONVERTER).runs]
+    with serving(str(CONVERTER)) as server:
+        first, second = drive(page, server.url, "turns", "|".join(asked))
+    assert server.returncode == 0, server.err
+    assert [first["status"], second["status"]] == ["done", "done"], (first, second)
+    assert first["messages"] == [["user", asked[0]], ["assistant", "That makes 356.00 F."]]
+    assert second["messages"] == [
+        *first["messages"],
+        ["user", asked[1]],
+        ["assistant", "That makes 5.51 lb."],
+    ]
+    assert "404" not in server.err
+
+
+def test_a_cut_always_leaves_the_events_before_it(page: dict[str, Any]) -> None:
+    """20 times over: the page shows the words sent before the cut, then the error."""
+    run = load_cassette(CONVERTER).runs[0]
+    types = [e["type"] for e in run.events]
+    first = types.index("TEXT_MESSAGE_CONTENT")
+    said = run.input["messages"][-1]["content"]
+    with serving(str(CONVERTER), "--quiet") as server:
+        steps = drive(page, server.url, "again:20", said, f"cut-after={first + 1}")
+    assert len(steps) == 20
+    for n, shown in enumerate(steps):
+        assert shown["status"] == "failed", (n, shown)
+        assert shown["error"] == "network error", (n, shown)
+        assert shown["messages"] == [["user", said], ["assistant", run.events[first]["delta"]]], n
+
+
+def test_each_protocol_fault_shows_what_the_page_got(page: dict[str, Any]) -> None:
+    run = load_cassette(CONVERTER).runs[0]
+    types = [e["type"] for e in run.events]
+    start, first = types.index("TEXT_MESSAGE_START"), types.index("TEXT_MESSAGE_CONTENT")
+    said = run.input["messages"][-1]["content"]
+    answer = "That makes 356.00 F."
+    shown: dict[str, dict[str, Any]] = {}
+    with serving(str(CONVERTER), "--quiet") as server:
+        for fault in (
+            f"error-after={first + 1}",
+            "delay=0.5",
+            f"drop={start}",
+            f"duplicate={first}",
+            f"garble={first}",
+        ):
+            (shown[fault],) = drive(page, server.url, "ask", said, fault)
+    error = shown[f"error-after={first + 1}"]
+    assert error["error"].startswith("INJECTED_FAULT: agui-replay serve error-after=")
+    assert error["messages"] == [["user", said], ["assistant", "That"]]
+    assert shown["delay=0.5"]["messages"] == [["user", said], ["assistant", answer]]
+    dropped = shown[f"drop={start}"]
+    assert "No active text message found" in dropped["error"], dropped
+    assert dropped["messages"] == [["user", said]]
+    assert shown[f"duplicate={first}"]["messages"] == [["user", said], ["assistant", answer]]
+    garbled = shown[f"garble={first}"]
+    assert garbled["status"] == "failed"
+    assert "JSON" in garbled["error"], garbled
+    assert garbled["messages"] == [["user", said]]
 
 
 if __name__ == "__main__":  # pragma: no cover
