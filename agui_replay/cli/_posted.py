@@ -90,7 +90,7 @@ def reach_warning(command: str, host: str, url: str, what: str) -> str | None:
         return None
     everywhere = host.strip("[]") in ("0.0.0.0", "::")
     who = (
-        "every machine that can reach this one, on any of its network interfaces"
+        "every machine that can reach this one on any of its network interfaces"
         if everywhere
         else f"every machine that can reach {host}"
     )
