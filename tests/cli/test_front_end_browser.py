@@ -220,5 +220,94 @@ def test_each_protocol_fault_shows_what_the_page_got(page: dict[str, Any]) -> No
     assert garbled["messages"] == [["user", said]]
 
 
+HOWTO = ROOT / "docs" / "howto" / "test-your-front-end.md"
+SPEC_CONFIG = """
+import { defineConfig } from "@playwright/test";
+
+export default defineConfig({
+  testDir: ".",
+  workers: 1,
+  reporter: "line",
+  timeout: 120000,
+  use: {
+    baseURL: process.env.PAGE_URL,
+    browserName: "chromium",
+    launchOptions: {
+      executablePath: process.env.CHROMIUM,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-quic"],
+    },
+  },
+});
+"""
+
+
+def test_the_howtos_playwright_specs_pass_against_the_test_page(
+    page: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The how-to's Playwright Test specs, as they are printed, run in Chromium against the
+    test page (it has the prompt, Send, Approve and the alert they use, and passes ``?fault=``
+    on to HttpAgent's headers) and the how-to's own cassettes, made by its Python blocks."""
+    from tests.package.test_docs import extract_blocks
+
+    blocks = extract_blocks(HOWTO)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {"__name__": "howto"}
+    for block in blocks:
+        if block.lang == "python" and block.file is None:
+            exec(compile(block.text, str(HOWTO), "exec"), namespace)
+    specs = [b.text for b in blocks if b.lang == "ts" and 'test("' in b.text]
+    assert len(specs) == 2, "the how-to's specs: a deploy and its cut, the fault loop"
+    folder = page["packages"] / "howto_specs"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    (folder / "playwright.config.mjs").write_text(SPEC_CONFIG, encoding="utf-8")
+    pages = _serve_folder(page["folder"])
+    try:
+        with serving(str(tmp_path / "cassettes"), "--quiet") as server:
+            for n, spec in enumerate(specs):
+                served = spec.replace("http://127.0.0.1:8765/", server.url)
+                (folder / f"howto_{n}.spec.ts").write_text(served, encoding="utf-8")
+            done = subprocess.run(
+                [
+                    "node",
+                    "node_modules/@playwright/test/cli.js",
+                    "test",
+                    "--config",
+                    str(folder / "playwright.config.mjs"),
+                ],
+                cwd=page["packages"],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                env={
+                    **os.environ,
+                    "PAGE_URL": f"http://127.0.0.1:{pages.server_address[1]}/",
+                    "CHROMIUM": page["browser"],
+                    "SUPPRESS_TRANSFORMATION_WARNINGS": "true",
+                },
+            )
+    finally:
+        pages.shutdown()
+        pages.server_close()
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "3 passed" in done.stdout, done.stdout[-2000:]
+
+
+def _serve_folder(folder: Path) -> Any:
+    """A static server for the page's folder on a free loopback port (``/`` is index.html)."""
+    import functools
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
