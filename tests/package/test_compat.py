@@ -20,7 +20,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "agui_replay"
 
 # What ag-ui-protocol 0.1.19 exports from ag_ui.core (read off its __init__): nothing outside
 # this list may be imported unguarded.
-_CORE_0_1_19_NAMES = """ActivityDeltaEvent ActivityMessage ActivitySnapshotEvent AgentCapabilities AssistantMessage
+_CORE_0_1_19_NAMES = (
+    """ActivityDeltaEvent ActivityMessage ActivitySnapshotEvent AgentCapabilities AssistantMessage
     AudioInputContent AudioInputPart BaseEvent BaseMessage BinaryInputContent Context CustomEvent
     DeveloperMessage DocumentInputContent DocumentInputPart Event EventType ExecutionCapabilities
     FunctionCall HumanInTheLoopCapabilities IdentityCapabilities ImageInputContent ImageInputPart
@@ -37,6 +38,7 @@ _CORE_0_1_19_NAMES = """ActivityDeltaEvent ActivityMessage ActivitySnapshotEvent
     TextMessageEndEvent TextMessageStartEvent Tool ToolCall ToolCallArgsEvent ToolCallChunkEvent
     ToolCallEndEvent ToolCallResultEvent ToolCallStartEvent ToolMessage ToolsCapabilities
     TransportCapabilities UserMessage VideoInputContent VideoInputPart events types"""
+)
 CORE_0_1_19 = frozenset(_CORE_0_1_19_NAMES.split())
 
 
