@@ -1,8 +1,12 @@
-"""``agui-replay serve``: recordings as a live AG-UI endpoint on loopback (an ASGI app).
+"""``agui-replay serve``: recordings as a live AG-UI endpoint (an ASGI app), on loopback unless
+``--host`` says otherwise.
 
 Each posted ``RunAgentInput`` gets the recorded run whose input matches it
-(:mod:`agui_replay.cli._serve_match`); faults (a cut connection, a RUN_ERROR, a slow start) let
-a front end's error and loading states be tested against the same recordings.
+(:mod:`agui_replay.cli._serve_match`), streamed with the ids the front end posted, so a whole
+conversation plays turn after turn; faults (:mod:`agui_replay.cli._serve_faults`: a cut
+connection, a RUN_ERROR, a slow start, a lost, doubled or garbled event), from the options or one
+request's ``X-AGUI-Replay-Fault`` header, let a front end's error and loading states be tested
+against the same recordings. ``GET /_agui/runs`` lists the runs.
 """
 
 from __future__ import annotations
@@ -132,13 +136,16 @@ class ReplayApp:
     input no recorded run matches gets a 404 naming the closest run (the one agreeing with it
     on the most messages, resume entries, state and tools) and their first difference.
     ``in_order=True`` ignores the inputs: the n-th request gets run ``n`` (wrapping around);
-    ``run`` serves one run (numbered across the recordings) every time.
+    ``run`` serves one run (numbered across the recordings) every time. The stream names the
+    posted thread, run and the messages the front end posted by the front end's ids.
 
     Timing follows the events' ``timestamp`` fields scaled by ``speed`` (``0``: as fast as
     possible), each gap capped at ``max_gap``, after ``delay`` seconds before the first event.
     Faults: ``cut_after=N`` drops the connection after N events (no clean end of the stream),
     ``error_after=N`` sends a RUN_ERROR (code ``INJECTED_FAULT``) after N events and ends it.
-    ``root``, the folder the recordings were found in, names them relative to it in the log.
+    A request's ``X-AGUI-Replay-Fault`` header replaces these for that request (and adds
+    ``drop``, ``duplicate`` and ``garble``). ``root``, the folder the recordings were found
+    in, names them relative to it in the log.
     """
 
     def __init__(
