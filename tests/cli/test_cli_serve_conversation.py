@@ -220,6 +220,57 @@ def test_a_folder_of_both_plays_each_conversation_from_one_recording(
     assert len(set(served[3:])) == 1, log
 
 
+def planner(ctx: Any) -> None:
+    """Each turn an ACTIVITY_SNAPSHOT (a plan), a STATE_SNAPSHOT, an answer, and a
+    MESSAGES_SNAPSHOT of the thread without the activity messages (HttpAgent keeps those)."""
+    said = ctx.messages[-1].content
+    turn = len([m for m in ctx.messages if m.role == "user"])
+    plan = {"steps": [said]}
+    ctx.emit(
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": f"plan-{turn}", "activityType": "PLAN",
+         "content": plan}
+    )  # fmt: skip
+    ctx.emit({"type": "STATE_SNAPSHOT", "snapshot": {"turns": turn, "last": said}})
+    answer = f"{len(said)} letters."
+    reply = ctx.say(answer)
+    history = [
+        m.model_dump(by_alias=True, exclude_none=True) for m in ctx.messages if m.role != "activity"
+    ]
+    replied = {"id": reply, "role": "assistant", "content": answer}
+    ctx.emit({"type": "MESSAGES_SNAPSHOT", "messages": [*history, replied]})
+
+
+def test_activity_and_state_snapshots_play_turn_after_turn(js: Path, tmp_path: Path) -> None:
+    from agui_replay.cassette import Cassette, CassetteRun, save_cassette
+    from agui_replay.events import to_wire
+    from agui_replay.server import run_agent_sync, run_input
+
+    runs: list[CassetteRun] = []
+    held: list[dict[str, Any]] = []
+    state: dict[str, Any] = {}
+    expected = []
+    for n, said in enumerate(ASKED, 1):
+        asked = {"id": f"user-{n}", "role": "user", "content": said}
+        body = run_input("plans", f"run-{n}", state=state, messages=[*held, asked])
+        wire = body.model_dump(by_alias=True, mode="json", exclude_none=True)
+        events = [to_wire(e) for e in run_agent_sync(planner, body)]
+        runs.append(CassetteRun(input=wire, events=events))
+        client = Session(state=state, messages=wire["messages"]).apply_all(events).finish()
+        held, state = client.messages, client.state
+        expected.append((held, state))
+    path = tmp_path / "plans.json"
+    save_cassette(Cassette(runs=runs), path)
+    with serving(str(path), "--quiet") as server:
+        turns = converse(js, server.url, tmp_path)
+    names: dict[str, str] = {}
+    for n, (turn, (messages, state)) in enumerate(zip(turns, expected, strict=True)):
+        names[f"user-{n + 1}"] = turn["userId"]
+        assert turn["errors"] == [], f"turn {n}"
+        assert turn["messages"] == as_posted(messages, names), f"turn {n}"
+        assert turn["state"] == state, f"turn {n}"
+    assert [m["role"] for m in turns[-1]["messages"]] == ["user", "activity", "assistant"] * 3
+
+
 def _renamed(value: Any, names: dict[str, str]) -> Any:
     if isinstance(value, dict):
         return {k: _renamed(v, names) for k, v in value.items()}
