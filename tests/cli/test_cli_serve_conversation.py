@@ -13,10 +13,6 @@ client's, with its own ids for the messages it posted and the agent's ids for th
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +21,13 @@ import pytest
 from agui_replay.cassette import load_cassette
 from agui_replay.client import Session
 from tests.support.js_packages import installed_js_packages
+from tests.support.langgraph_turns import (
+    ANSWERS,
+    ASKED,
+    capture_live,
+    converse,
+    record_with_pytest,
+)
 from tests.support.serve_cli import serving
 
 pytestmark = [
@@ -34,116 +37,22 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:`get_config_jsonschema` is deprecated"),
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = Path(sys.executable).with_name("agui-replay")
-ASKED = ["What is 180 C in Fahrenheit?", "And 2.5 kg in pounds?", "And 10 km in miles?"]
-ANSWERS = ["That makes 356.00 F.", "That makes 5.51 lb.", "That makes 6.21 mi."]
-
-RECORDING_TEST = f"""
-import pytest
-
-from agui_replay.client import Session
-from agui_replay.server import run_input
-from examples.langgraph_agent.test_langgraph_agent import (  # noqa: F401
-    agui_normalizers,
-    agui_upstream,
-    anyio_backend,
-    converter,
-)
-
-pytestmark = [
-    pytest.mark.anyio,
-    pytest.mark.filterwarnings("ignore:`get_config_jsonschema` is deprecated"),
-]
-
-
-async def test_three_conversions(agui):
-    app = converter(agui)  # one app, one checkpointer: the thread lives on between the runs
-    client = Session(messages=[])
-    for n, said in enumerate({ASKED!r}, 1):
-        said = {{"id": f"user-{{n}}", "role": "user", "content": said}}
-        body = run_input(
-            "kitchen", f"run-{{n}}", state=client.state, messages=[*client.messages, said]
-        )
-        events = await agui.arun(app, body, path="/agent")
-        client = Session(state=body.state, messages=body.messages).apply_all(events).finish()
-"""
-
 
 @pytest.fixture(scope="module")
 def js() -> Path:
     return installed_js_packages("converse.mjs")
 
 
-def converse(
-    js: Path, url: str, tmp: Path, fault: str | None = None, said: list[str] = ASKED
-) -> list[dict[str, Any]]:
-    """One HttpAgent through the turns (each with ``fault``): what each turn left."""
-    script = tmp / "script.json"
-    script.write_text(json.dumps({"said": said, "fault": fault}), encoding="utf-8")
-    done = subprocess.run(
-        ["node", "converse.mjs", url, str(script)],
-        cwd=js,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={**os.environ, "SUPPRESS_TRANSFORMATION_WARNINGS": "true"},
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return [json.loads(line) for line in done.stdout.splitlines()]
-
-
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The three turns as ``pytest --agui-record`` writes them."""
-    folder = tmp_path_factory.mktemp("recorded")
-    (folder / "test_three_turns.py").write_text(RECORDING_TEST, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--agui-record"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return folder / "cassettes" / "test_three_turns" / "test_three_conversions.json"
+    return record_with_pytest(tmp_path_factory.mktemp("recorded"))
 
 
 @pytest.fixture(scope="module")
 def captured(
     js: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, list[dict[str, Any]]]:
-    """The three turns captured between HttpAgent and the live agent, and what HttpAgent
-    held after each of them."""
-    pytest.importorskip("ag_ui_langgraph")
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from agui_replay.providers import FakeProvider
-    from agui_replay.server.testing import serve
-    from examples.langgraph_agent.agent import create_app
-    from examples.langgraph_agent.test_langgraph_agent import scripted_model
-
-    folder = tmp_path_factory.mktemp("captured")
-    out = folder / "captured.json"
-    fake = FakeProvider(function=scripted_model, ids="random")
-    with fake.serve() as provider, serve(create_app(provider.base_url)) as agent:
-        process = subprocess.Popen(
-            [str(SCRIPT), "capture", "--target", f"{agent}/agent", "--out", str(out), "--quiet"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert process.stdout is not None
-            url = process.stdout.readline().strip()
-            assert url.startswith("http://127.0.0.1:"), process.communicate(timeout=30)
-            live = converse(js, url, folder)
-        finally:
-            process.send_signal(signal.SIGTERM)
-            _, err = process.communicate(timeout=60)
-    assert process.returncode == 0, err
-    return out, live
+    return capture_live(js, tmp_path_factory.mktemp("captured"))
 
 
 def as_posted(messages: list[dict[str, Any]], names: dict[str, str]) -> list[dict[str, Any]]:

@@ -33,6 +33,7 @@ import pytest
 from agui_replay.cassette import load_cassette
 from agui_replay.client import Session
 from tests.support.js_packages import JS_SOURCE, installed_js_packages
+from tests.support.langgraph_turns import ANSWERS, ASKED, capture_live, record_with_pytest
 from tests.support.serve_cli import serving
 
 # Marked as tests/conftest.py marks its browser modules: they need Chromium (and here Node too),
@@ -173,6 +174,29 @@ def test_a_conversation_keeps_the_pages_messages_turn_after_turn(page: dict[str,
         ["assistant", "That makes 5.51 lb."],
     ]
     assert "404" not in server.err
+
+
+@pytest.mark.filterwarnings("ignore:`get_config_jsonschema` is deprecated")
+def test_three_langgraph_turns_from_pytest_and_from_capture(
+    page: dict[str, Any], tmp_path: Path
+) -> None:
+    """The three-turn LangGraph conversation (a tool call each turn, a MESSAGES_SNAPSHOT ending
+    each run), recorded by pytest and captured from HttpAgent, plays whole in the page."""
+    recorded = record_with_pytest(tmp_path)
+    captured, _ = capture_live(installed_js_packages("converse.mjs"), tmp_path)
+    shown = [["user", ASKED[0]], ["assistant", ANSWERS[0]]]
+    expected = [
+        shown,
+        [*shown, ["user", ASKED[1]], ["assistant", ANSWERS[1]]],
+        [*shown, ["user", ASKED[1]], ["assistant", ANSWERS[1]], ["user", ASKED[2]],
+         ["assistant", ANSWERS[2]]],
+    ]  # fmt: skip
+    for path in (recorded, captured):
+        with serving(str(path)) as server:
+            steps = drive(page, server.url, "turns", "|".join(ASKED))
+        assert [step["status"] for step in steps] == ["done"] * 3, (path, steps)
+        assert [step["messages"] for step in steps] == expected, path
+        assert "404" not in server.err
 
 
 def test_a_cut_always_leaves_the_events_before_it(page: dict[str, Any]) -> None:
