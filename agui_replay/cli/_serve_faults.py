@@ -12,8 +12,8 @@ function, one event after the other) while an error from the fetch reader, from 
 or from its event verifier travels down the same pipe at once: the ``concatMap`` forwards it
 immediately and drops the events still queued behind the one being applied. Events and a fault
 that arrive in one read are then lost together. So the events before a fault are written, and
-the fault waits :data:`GRACE` seconds after them: they reach the page (and are applied) first,
-every time.
+the fault waits :data:`GRACE` seconds after them: they reach the page and are applied first
+(unless its handlers take longer than that).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ FAULT_FORMS = (
     "cut-after=N, error-after=N, delay=S, drop=N, duplicate=N or garble=N (N an event, counted "
     "from 0; S seconds), several separated by commas, or none"
 )
-GRACE = 0.25
+GRACE = 0.5
 """Seconds between the events before a fault and the fault (see the module docstring)."""
 
 

@@ -207,37 +207,37 @@ def test_each_fault_of_the_header_is_what_httpagent_reports(
     with serving(str(recorded), "--quiet") as server:
         # A cut: exactly the events before it, then fetch fails (undici: "terminated").
         cut = turn(f"cut-after={first + 1}")
-        assert cut["events"] == types[: first + 1]
-        assert cut["errors"] == [{"name": "TypeError", "message": "terminated"}]
+        assert cut["events"] == types[: first + 1], cut
+        assert cut["errors"] == [{"name": "TypeError", "message": "terminated"}], cut
         assert answers(cut["messages"]) == [delta]
         # A RUN_ERROR: the events before it, then onRunErrorEvent; runAgent resolves.
         error = turn(f"error-after={first + 1}")
-        assert error["events"] == [*types[: first + 1], "RUN_ERROR"]
+        assert error["events"] == [*types[: first + 1], "RUN_ERROR"], error
         assert [e.get("code") for e in error["errors"]] == ["INJECTED_FAULT"]
         # A slow start: the whole run, its first event a second late.
         slow = turn("delay=1")
-        assert slow["errors"] == []
-        assert slow["events"] == types
-        assert slow["firstEventMs"] >= 1000
+        assert slow["errors"] == [], slow
+        assert slow["events"] == types, slow
+        assert slow["firstEventMs"] >= 1000, slow
         # A lost TEXT_MESSAGE_START: the client's verifier stops at the content that follows.
         dropped = turn(f"drop={start}")
-        assert dropped["events"] == types[:start]
+        assert dropped["events"] == types[:start], dropped
         (lost,) = dropped["errors"]
         assert "No active text message found" in lost["message"]
         # A TEXT_MESSAGE_CONTENT twice: no error, the words applied twice, until the run's
         # MESSAGES_SNAPSHOT puts the recorded text back.
         twice = turn(f"duplicate={first}")
-        assert twice["errors"] == []
-        assert twice["events"] == [*types[: first + 1], *types[first:]]
+        assert twice["errors"] == [], twice
+        assert twice["events"] == [*types[: first + 1], *types[first:]], twice
         assert answers(twice["messages"]) == ANSWERS[:1]
         # A TEXT_MESSAGE_START twice: the verifier refuses the second.
         again = turn(f"duplicate={start}")
-        assert again["events"] == types[: start + 1]
+        assert again["events"] == types[: start + 1], again
         (refused,) = again["errors"]
         assert "already in progress" in refused["message"]
         # An event that is not JSON: JSON.parse fails the run, after the events before it.
         garbled = turn(f"garble={first}")
-        assert garbled["events"] == types[:first]
+        assert garbled["events"] == types[:first], garbled
         (broken,) = garbled["errors"]
         assert broken["name"] == "SyntaxError"
         # A header the server does not understand: a 400 naming it.

@@ -156,7 +156,7 @@ def test_the_events_before_a_fault_come_first_and_the_fault_after_a_pause(
         before_done = next(at for at, _ in _upto(arrived, len(b"\n\n".join(before)) + 2))
         after = [at for at, _ in arrived if at > before_done]
         gap = (after[0] if after else time.monotonic()) - before_done
-        assert gap >= 0.2, (fault, gap)  # GRACE, 0.25 s, less the clocks' slack
+        assert gap >= 0.4, (fault, gap)  # GRACE, 0.5 s, less the clocks' slack
 
 
 def _upto(arrived: list[tuple[float, bytes]], size: int) -> Iterator[tuple[float, bytes]]:
