@@ -21,7 +21,13 @@ from agui_replay.cassette import Cassette, load_cassette
 from agui_replay.cli._capture_file import _CaptureFile
 from agui_replay.cli._capture_proxy import _CaptureProxy
 from agui_replay.cli._common import EXIT_OK, EXIT_USAGE, _UsageError
-from agui_replay.cli._posted import LOOPBACK_HOSTS, listen, run_until_signal, uvicorn_server
+from agui_replay.cli._posted import (
+    LOOPBACK_HOSTS,
+    listen,
+    reach_warning,
+    run_until_signal,
+    uvicorn_server,
+)
 
 __all__: list[str] = []
 
@@ -96,11 +102,6 @@ class _QuietIncompleteResponses(logging.Filter):
 
 
 def _capture(args: argparse.Namespace, out: TextIO) -> int:
-    if args.host not in LOOPBACK_HOSTS:
-        raise _UsageError(
-            f"--host {args.host} is not a loopback address: `capture` is a proxy for local "
-            "development only; use 127.0.0.1, localhost or ::1"
-        )
     url = _target_url(args.target)
     target = _shown(url)
     try:
@@ -141,6 +142,15 @@ def _capture(args: argparse.Namespace, out: TextIO) -> int:
         logging.getLogger("uvicorn.error").addFilter(_QuietIncompleteResponses())
         out.write(f"{own}\n")
         out.flush()
+        warning = reach_warning(
+            "capture",
+            args.host,
+            own,
+            f"run the agent at {target} and have the runs written to {store.path}",
+        )
+        if warning is not None:  # said even with --quiet
+            sys.stderr.write(warning)
+            sys.stderr.flush()
         say(f"capturing {target} into {store.path} at {own} — POST a RunAgentInput; Ctrl-C stops")
         _run_until_stopped(server, sock, proxy, say)
     finally:

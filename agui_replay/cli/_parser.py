@@ -173,14 +173,17 @@ def build_parser() -> argparse.ArgumentParser:
         "RunAgentInput and the recorded run whose input matches it streams back as SSE. Inputs "
         "match on their messages and resume, ids normalized (renamed in order of first "
         "appearance, as the normalize module does), so a front end's own thread, run and "
-        "message ids do not matter; among matching runs the posted thread's recorded "
+        "message ids do not matter (the stream names the messages it posted by its ids, so "
+        "a conversation plays turn after turn); among matching runs the posted thread's recorded "
         "conversation comes first, then file order. An input no run matches gets a 404 naming "
         "the closest run and the first difference. Recordings without inputs (SSE captures, "
         "JSON lines), and inputs with no messages, are served in order: the n-th request "
         "gets run n. Events with timestamps keep their recorded pacing, scaled by --speed. "
         "Faults for a front end's error states: --cut-after drops the connection, "
-        "--error-after sends a RUN_ERROR, --delay holds the first event. Prints the URL on "
-        "stdout; Ctrl-C or SIGTERM stops it.",
+        "--error-after sends a RUN_ERROR, --delay holds the first event; a request's "
+        "X-AGUI-Replay-Fault header (cut-after=N, error-after=N, delay=S, drop=N, "
+        "duplicate=N, garble=N) chooses its own. GET /_agui/runs lists the runs. Prints the "
+        "URL on stdout; Ctrl-C or SIGTERM stops it.",
     )
     serve.add_argument(
         "file",
@@ -189,7 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--host",
         default="127.0.0.1",
-        help="loopback address to bind: 127.0.0.1 (default), localhost or ::1",
+        help="address to bind (default 127.0.0.1, loopback); another one, such as 0.0.0.0 for "
+        "a browser in a container, lets other machines in, with a warning",
     )
     serve.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
     serve.add_argument(
@@ -293,7 +297,8 @@ def build_parser() -> argparse.ArgumentParser:
     capture.add_argument(
         "--host",
         default="127.0.0.1",
-        help="loopback address to bind: 127.0.0.1 (default), localhost or ::1",
+        help="address to bind (default 127.0.0.1, loopback); another one, such as 0.0.0.0 for "
+        "a browser in a container, lets other machines in, with a warning",
     )
     capture.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
     capture.add_argument(

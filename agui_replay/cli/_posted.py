@@ -1,12 +1,14 @@
-"""A RunAgentInput POSTed to one of the command's loopback servers (``serve``, ``capture``).
+"""A RunAgentInput POSTed to one of the command's local servers (``serve``, ``capture``).
 
-Both listen on loopback only, read the body up to one size cap, within the package's JSON limits
+Both listen on loopback unless ``--host`` names another address (then with a warning saying who
+can reach them), read the body up to one size cap, within the package's JSON limits
 (no NaN, no nesting past them), and check it is a RunAgentInput before doing anything with it;
 both stop on SIGINT and SIGTERM the same way.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import signal
 import socket
 import threading
@@ -71,9 +73,36 @@ def check_run_input(body: bytes) -> dict[str, Any] | Refusal:
     return data
 
 
+def is_loopback(host: str) -> bool:
+    """Whether only this machine can reach an address (``localhost``, ``127.0.0.0/8``, ``::1``)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to any interface
+        return False
+
+
+def reach_warning(command: str, host: str, url: str, what: str) -> str | None:
+    """The warning a server bound to ``host`` gets when that is not loopback (``None``: it is):
+    who can reach it, and what they can do with it."""
+    if is_loopback(host):
+        return None
+    everywhere = host.strip("[]") in ("0.0.0.0", "::")
+    who = (
+        "every machine that can reach this one on any of its network interfaces"
+        if everywhere
+        else f"every machine that can reach {host}"
+    )
+    return (
+        f"agui-replay {command}: warning: --host {host} is not loopback: {who} can {what} at "
+        f"{url} (no password, any origin); use it on a network you trust, and stop it when done\n"
+    )
+
+
 def listen(host: str, port: int) -> tuple[socket.socket, str]:
-    """A socket listening on loopback ``host`` (``localhost``: 127.0.0.1) and ``port`` (0: a
-    free one), and its URL. It listens before the URL is printed: a client that connects at
+    """A socket listening on ``host`` (``localhost``: 127.0.0.1) and ``port`` (0: a free
+    one), and its URL. It listens before the URL is printed: a client that connects at
     once is queued."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     host = "127.0.0.1" if host == "localhost" else host

@@ -1,8 +1,12 @@
-"""``agui-replay serve``: recordings as a live AG-UI endpoint on loopback (an ASGI app).
+"""``agui-replay serve``: recordings as a live AG-UI endpoint (an ASGI app), on loopback unless
+``--host`` says otherwise.
 
 Each posted ``RunAgentInput`` gets the recorded run whose input matches it
-(:mod:`agui_replay.cli._serve_match`); faults (a cut connection, a RUN_ERROR, a slow start) let
-a front end's error and loading states be tested against the same recordings.
+(:mod:`agui_replay.cli._serve_match`), streamed with the ids the front end posted, so a whole
+conversation plays turn after turn; faults (:mod:`agui_replay.cli._serve_faults`: a cut
+connection, a RUN_ERROR, a slow start, a lost, doubled or garbled event), from the options or one
+request's ``X-AGUI-Replay-Fault`` header, let a front end's error and loading states be tested
+against the same recordings. ``GET /_agui/runs`` lists the runs.
 """
 
 from __future__ import annotations
@@ -21,14 +25,21 @@ from typing import Any, TextIO
 from agui_replay.cassette import Recording, load_recording
 from agui_replay.cli._common import EXIT_OK, _UsageError
 from agui_replay.cli._posted import (
-    LOOPBACK_HOSTS,
     Refusal,
     listen,
+    reach_warning,
     read_run_input,
     run_until_signal,
     uvicorn_server,
 )
-from agui_replay.cli._serve_match import Choice, RunMatcher, ServedRun, input_view
+from agui_replay.cli._serve_faults import (
+    FAULT_HEADER,
+    GRACE,
+    Faults,
+    garbled,
+    parse_faults,
+)
+from agui_replay.cli._serve_match import Choice, RunMatcher, ServedRun, input_view, posted_ids
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.events import WireEvent
 from agui_replay.sse import encode_sse
@@ -58,7 +69,7 @@ def _event_delays(events: Sequence[WireEvent], speed: float, max_gap: float) -> 
 _CORS_HEADERS = [
     # A front end on its own dev server (another origin) calls the replay directly.
     (b"access-control-allow-origin", b"*"),
-    (b"access-control-allow-methods", b"POST, OPTIONS"),
+    (b"access-control-allow-methods", b"GET, POST, OPTIONS"),
     (b"access-control-allow-headers", b"*"),
 ]
 # Chromium with Private Network Access lets a page from another network call a loopback server
@@ -69,6 +80,11 @@ FAULT_CODE = "INJECTED_FAULT"
 """The ``code`` of the RUN_ERROR ``--error-after`` sends."""
 NO_MATCH_CODE = "NO_MATCHING_RUN"
 """The ``code`` of the 404 answer to an input no recorded run matches."""
+RUNS_PATH = "/_agui/runs"
+"""Where a ``GET`` lists the served runs (:meth:`ReplayApp.listing`)."""
+_ID_KEYS = frozenset(
+    {"id", "messageId", "parentMessageId", "toolCallId", "tool_call_id", "interruptId", "entityId"}
+)
 
 
 class _ConnectionCut(Exception):
@@ -120,13 +136,16 @@ class ReplayApp:
     input no recorded run matches gets a 404 naming the closest run (the one agreeing with it
     on the most messages, resume entries, state and tools) and their first difference.
     ``in_order=True`` ignores the inputs: the n-th request gets run ``n`` (wrapping around);
-    ``run`` serves one run (numbered across the recordings) every time.
+    ``run`` serves one run (numbered across the recordings) every time. The stream names the
+    posted thread, run and the messages the front end posted by the front end's ids.
 
     Timing follows the events' ``timestamp`` fields scaled by ``speed`` (``0``: as fast as
     possible), each gap capped at ``max_gap``, after ``delay`` seconds before the first event.
     Faults: ``cut_after=N`` drops the connection after N events (no clean end of the stream),
     ``error_after=N`` sends a RUN_ERROR (code ``INJECTED_FAULT``) after N events and ends it.
-    ``root``, the folder the recordings were found in, names them relative to it in the log.
+    A request's ``X-AGUI-Replay-Fault`` header replaces these for that request (and adds
+    ``drop``, ``duplicate`` and ``garble``). ``root``, the folder the recordings were found
+    in, names them relative to it in the log.
     """
 
     def __init__(
@@ -171,9 +190,10 @@ class ReplayApp:
         self.delay = delay
         self.cut_after = cut_after
         self.error_after = error_after
+        self.faults = Faults(delay=delay, cut_after=cut_after, error_after=error_after)
         self.matcher = RunMatcher(self.runs, fixed=self.run, in_order=in_order)
-        if cut_after is not None:
-            logging.getLogger("uvicorn.error").addFilter(_QUIET_CUT)
+        # A cut may come with any request (its header), not only with --cut-after.
+        logging.getLogger("uvicorn.error").addFilter(_QUIET_CUT)
 
     @property
     def requests(self) -> int:
@@ -193,11 +213,25 @@ class ReplayApp:
             await self._preflight(scope, send)
             return
         path = scope.get("path", "/")
+        if method == "GET" and path == RUNS_PATH:
+            await self._answer(send, 200, self.listing())
+            return
         if method != "POST":
             await self._refuse(
-                send, 405, "POST a RunAgentInput JSON body to replay a run", f"{method} {path}"
+                send,
+                405,
+                f"POST a RunAgentInput JSON body to replay a run (GET {RUNS_PATH} lists the runs)",
+                f"{method} {path}",
             )
             return
+        faults = self.faults
+        asked = _header(scope, FAULT_HEADER)
+        if asked is not None:
+            try:
+                faults = parse_faults(asked)
+            except ValueError as exc:
+                await self._refuse(send, 400, str(exc), f"POST {path}", code="INVALID_FAULT")
+                return
         read = await read_run_input(receive)
         if read is None:  # the client went away
             return
@@ -212,8 +246,37 @@ class ReplayApp:
         served = choice.served
         events = served.run.events
         how = {"matched": "input matched", "in order": "in order", "fixed": "--run"}[choice.how]
-        self._say(f"POST {path} → {served.label} ({len(events)} events, {how})")
-        await self._stream(events, _as_posted(events, posted), receive, send)
+        said = f", {FAULT_HEADER}: {faults}" if asked is not None else ""
+        self._say(f"POST {path} → {served.label} ({len(events)} events, {how}){said}")
+        recorded = served.run.input if isinstance(served.run.input, dict) else {}
+        await self._stream(
+            events,
+            _as_posted(events, posted, recorded),
+            faults,
+            receive,
+            send,
+            header=asked is not None,
+        )
+
+    def listing(self) -> dict[str, Any]:
+        """What ``GET /_agui/runs`` answers: each served run with its number (``--run``),
+        label, file, recorded thread and run id, a summary of its input and its event count."""
+        runs = []
+        for served in self.runs:
+            first = served.run.events[0] if served.run.events else {}
+            recorded = served.run.input if isinstance(served.run.input, dict) else None
+            runs.append(
+                {
+                    "run": served.number,
+                    "label": served.label,
+                    "file": str(served.path),
+                    "threadId": (recorded or first).get("threadId"),
+                    "runId": (recorded or first).get("runId"),
+                    "input": None if recorded is None else _summary(recorded),
+                    "events": len(served.run.events),
+                }
+            )
+        return {"runs": runs}
 
     async def _preflight(self, scope: dict[str, Any], send: Any) -> None:
         headers = [*_CORS_HEADERS, (b"access-control-max-age", b"600")]
@@ -235,10 +298,13 @@ class ReplayApp:
     ) -> None:
         self._say(f"{request} → {status} refused: {logged or message}")
         code = extra.pop("code", "INVALID_INPUT" if status == 400 else str(status))
-        body = json.dumps({"code": code, "message": message, **extra}, ensure_ascii=False)
+        await self._answer(send, status, {"code": code, "message": message, **extra})
+
+    async def _answer(self, send: Any, status: int, answer: dict[str, Any]) -> None:
+        body = json.dumps(answer, ensure_ascii=False)
         headers = [(b"content-type", b"application/json"), *_CORS_HEADERS]
         if status == 405:
-            headers.append((b"allow", b"POST, OPTIONS"))
+            headers.append((b"allow", b"GET, POST, OPTIONS"))
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body.encode()})
 
@@ -267,20 +333,15 @@ class ReplayApp:
             difference=choice.difference,
         )
 
-    def _fault(self, count: int) -> tuple[str, int] | None:
-        """The fault that ends a stream of ``count`` events, and after how many."""
-        if self.cut_after is not None:
-            if self.cut_after < count:
-                return "cut", self.cut_after
-            self._say(f"  --cut-after {self.cut_after}: this run has only {count} event(s)")
-        if self.error_after is not None:
-            if self.error_after < count:
-                return "error", self.error_after
-            self._say(f"  --error-after {self.error_after}: this run has only {count} event(s)")
-        return None
-
     async def _stream(
-        self, recorded: list[WireEvent], events: list[WireEvent], receive: Any, send: Any
+        self,
+        recorded: list[WireEvent],
+        events: list[WireEvent],
+        faults: Faults,
+        receive: Any,
+        send: Any,
+        *,
+        header: bool = False,
     ) -> None:
         headers = [
             (b"content-type", b"text/event-stream"),
@@ -295,49 +356,47 @@ class ReplayApp:
                 pass
             gone.set()
 
-        fault = self._fault(len(events))
-        stop = fault[1] if fault is not None else len(events)
+        async def wait(seconds: float) -> None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(gone.wait(), seconds)
+
+        async def write(body: bytes) -> None:
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+
+        for fault in faults.past(len(events)):
+            flag = fault if header else "--" + fault.replace("=", " ")
+            self._say(f"  {flag}: this run has only {len(events)} event(s)")
+        faults = faults.within(len(events))
+        stop = len(events) if faults.stop is None else faults.stop
         delays = _event_delays(recorded, self.speed, self.max_gap)
         watcher = asyncio.ensure_future(watch())
         sent = 0
         try:
             await send({"type": "http.response.start", "status": 200, "headers": headers})
-            if self.delay > 0:  # a slow start: the headers are out, the first event is not
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(gone.wait(), self.delay)
-            for delay, event in zip(delays[:stop], events[:stop], strict=True):
+            if faults.delay > 0:  # a slow start: the headers are out, the first event is not
+                await wait(faults.delay)
+            for i, (delay, event) in enumerate(zip(delays[:stop], events[:stop], strict=True)):
+                if i in (faults.drop, faults.garble):
+                    await wait(GRACE)  # the events before a fault reach the page first
                 if delay > 0:
-                    with contextlib.suppress(asyncio.TimeoutError):
-                        await asyncio.wait_for(gone.wait(), delay)
+                    await wait(delay)
                 else:
                     # Let the loop see a closed connection before the next write: writes to a
                     # reset socket would each be refused (and logged) until it does.
                     await asyncio.sleep(0)
                 if gone.is_set():
                     break
-                await send(
-                    {"type": "http.response.body", "body": encode_sse(event), "more_body": True}
-                )
-                sent += 1
+                body = garbled(event) if i == faults.garble else encode_sse(event)
+                if i != faults.drop:
+                    await write(body)
+                if i == faults.duplicate:
+                    await wait(GRACE)
+                    if gone.is_set():
+                        break
+                    await write(body)
+                sent = i + 1
             if not gone.is_set():
-                if fault is not None and fault[0] == "cut":
-                    self._say(
-                        f"  connection cut after {sent} of {len(events)} event(s) (--cut-after)"
-                    )
-                    raise _ConnectionCut(f"--cut-after {sent}")
-                if fault is not None:
-                    error = {
-                        "type": "RUN_ERROR",
-                        "message": f"agui-replay serve --error-after {sent}: an injected fault "
-                        f"after {sent} of {len(events)} recorded event(s)",
-                        "code": FAULT_CODE,
-                    }
-                    await send(
-                        {"type": "http.response.body", "body": encode_sse(error), "more_body": True}
-                    )
-                    self._say(
-                        f"  RUN_ERROR sent after {sent} of {len(events)} event(s) (--error-after)"
-                    )
+                await self._end(faults, sent, len(events), write, header)
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
             gone.set()  # the client went away mid-write
@@ -346,23 +405,96 @@ class ReplayApp:
         if gone.is_set():  # a normal end of a run for a client: one line, no traceback
             self._say(f"  client disconnected after {sent} of {len(events)} event(s)")
 
+    async def _end(self, faults: Faults, sent: int, count: int, write: Any, header: bool) -> None:
+        """The end of a faulty stream: the connection cut, or a RUN_ERROR (then the caller
+        ends the response)."""
+        if faults.cut_after is not None:
+            # The events before the cut reach the page before the error does (the module
+            # docstring of _serve_faults says why).
+            await asyncio.sleep(GRACE)
+            why = f"{FAULT_HEADER}: cut-after={sent}" if header else "--cut-after"
+            self._say(f"  connection cut after {sent} of {count} event(s) ({why})")
+            raise _ConnectionCut(why)
+        if faults.error_after is not None:
+            asked = f"error-after={sent} ({FAULT_HEADER})" if header else f"--error-after {sent}"
+            error = {
+                "type": "RUN_ERROR",
+                "message": f"agui-replay serve {asked}: an injected fault after {sent} of "
+                f"{count} recorded event(s)",
+                "code": FAULT_CODE,
+            }
+            await write(encode_sse(error))
+            why = FAULT_HEADER if header else "--error-after"
+            self._say(f"  RUN_ERROR sent after {sent} of {count} event(s) ({why})")
 
-def _as_posted(events: Sequence[WireEvent], posted: dict[str, Any]) -> list[WireEvent]:
-    """The recorded events carrying the posted ``threadId`` and ``runId`` in place of the
-    recorded ones (a front end checks that the stream answers the run it started)."""
+
+def _as_posted(
+    events: Sequence[WireEvent], posted: dict[str, Any], recorded: dict[str, Any]
+) -> list[WireEvent]:
+    """The recorded events as an answer to ``posted``: its ``threadId`` and ``runId`` in place
+    of the recorded ones (a front end checks that the stream answers the run it started), and
+    each id of a message, tool call or interrupt the front end posted under a name of its own
+    (:func:`posted_ids`) called by that name, wherever the events carry it (a MESSAGES_SNAPSHOT,
+    a STATE_SNAPSHOT, a tool call's parent): ``HttpAgent`` replaces its history with a
+    MESSAGES_SNAPSHOT by id, and would otherwise lose the messages it posted. Ids the recorded
+    agent minted are left as recorded, so they stay the same from one turn to the next."""
     first = events[0] if events else {}
     names: dict[str, dict[Any, Any]] = {}
     for key in ("threadId", "runId"):
-        recorded, wanted = first.get(key), posted.get(key)
-        if first.get("type") == "RUN_STARTED" and isinstance(wanted, str) and recorded != wanted:
-            names[key] = {recorded: wanted}
-    if not names:
+        was, wanted = first.get(key), posted.get(key)
+        if first.get("type") == "RUN_STARTED" and isinstance(wanted, str) and was != wanted:
+            names[key] = {was: wanted}
+    ids = posted_ids(posted, recorded)
+    if not names and not ids:
         return list(events)
     out = []
     for event in events:
+        if ids:
+            event = _renamed(event, ids)
         changed = {k: m[event[k]] for k, m in names.items() if k in event and event[k] in m}
         out.append({**event, **changed} if changed else event)
     return out
+
+
+def _renamed(value: Any, ids: dict[str, str]) -> Any:
+    """``value`` with every id in ``ids`` (a value of an id key) renamed."""
+    if isinstance(value, dict):
+        return {
+            key: (
+                ids.get(item, item)
+                if key in _ID_KEYS and isinstance(item, str)
+                else _renamed(item, ids)
+            )
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_renamed(item, ids) for item in value]
+    return value
+
+
+def _header(scope: dict[str, Any], name: str) -> str | None:
+    """A request header's value (``None``: not sent)."""
+    wanted = name.lower().encode()
+    for key, value in scope.get("headers") or []:
+        if key.lower() == wanted:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def _summary(recorded: dict[str, Any]) -> dict[str, Any]:
+    """What ``GET /_agui/runs`` says of a recorded input: its messages and resume entries
+    counted, and the last message's role and words."""
+    messages = recorded.get("messages")
+    messages = messages if isinstance(messages, list) else []
+    resume = recorded.get("resume")
+    last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
+    content = last.get("content")
+    return {
+        "messages": len(messages),
+        "resume": len(resume) if isinstance(resume, list) else 0,
+        "lastRole": last.get("role"),
+        "lastContent": content if isinstance(content, str) else None,
+    }
 
 
 def replay_app(
@@ -405,11 +537,6 @@ def _load(path: str) -> tuple[list[Recording], Path | None]:
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    if args.host not in LOOPBACK_HOSTS:
-        raise _UsageError(
-            f"--host {args.host} is not a loopback address: `serve` replays recordings for local "
-            "development only; use 127.0.0.1, localhost or ::1"
-        )
     if not (math.isfinite(args.speed) and args.speed >= 0):
         raise _UsageError("--speed must be a number >= 0 (0 streams every event at once)")
     if not (math.isfinite(args.delay) and args.delay >= 0):
@@ -464,6 +591,10 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         server = uvicorn_server(app)
         out.write(f"{url}\n")
         out.flush()
+        warning = reach_warning("serve", args.host, url, "replay the recordings and read them")
+        if warning is not None:  # said even with --quiet
+            sys.stderr.write(warning)
+            sys.stderr.flush()
         if not args.quiet:  # --quiet: the URL line only (tools read it)
             sys.stderr.write(_banner(args, recordings, root, total, url))
             sys.stderr.flush()

@@ -41,6 +41,7 @@ __all__ = [
     "closeness",
     "difference",
     "input_view",
+    "posted_ids",
 ]
 
 # The run id the synthetic RUN_STARTED carries: renamed ids become "posted-msg-1" and the like.
@@ -101,6 +102,43 @@ def input_view(data: Mapping[str, Any]) -> dict[str, Any]:
         "state": {} if state is None else state,
         "tools": tools if isinstance(tools, list) else [],
     }
+
+
+def posted_ids(posted: Mapping[str, Any], recorded: Mapping[str, Any]) -> dict[str, str]:
+    """Each id of the recorded input (message, tool call, interrupt) that the posted input
+    gives another name at the same place, and that name: what the served stream says in place
+    of the recorded id, so the front end's own messages keep the ids it gave them. Messages
+    are paired in order (activity messages left out, as ``HttpAgent`` leaves them out of what
+    it posts) up to the first pair whose roles differ."""
+    names: dict[str, str] = {}
+
+    def pair(mine: Any, theirs: Any) -> None:
+        if isinstance(mine, str) and isinstance(theirs, str) and mine and theirs != mine:
+            names.setdefault(theirs, mine)
+
+    for mine, theirs in zip(_conversation(posted), _conversation(recorded), strict=False):
+        if mine.get("role") != theirs.get("role"):
+            break
+        for key in ("id", "toolCallId"):
+            pair(mine.get(key), theirs.get(key))
+        for call, recorded_call in zip(
+            _listed(mine, "toolCalls"), _listed(theirs, "toolCalls"), strict=False
+        ):
+            pair(call.get("id"), recorded_call.get("id"))
+    for entry, recorded_entry in zip(
+        _listed(posted, "resume"), _listed(recorded, "resume"), strict=False
+    ):
+        pair(entry.get("interruptId"), recorded_entry.get("interruptId"))
+    return names
+
+
+def _conversation(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in _listed(data, "messages") if m.get("role") != "activity"]
+
+
+def _listed(data: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
+    items = data.get(key)
+    return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
 
 
 def _message(message: Any) -> Any:

@@ -594,12 +594,13 @@ def test_recorded_timing_is_scaled_by_speed_and_capped() -> None:
     assert _event_delays(events, 0, 5.0) == [0.0] * 5
 
 
-def test_serve_refuses_a_non_loopback_host(
+def test_serve_says_when_it_cannot_listen_on_the_host(
     board: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _, err = run_cli(capsys, "serve", board["path"], "--host", "0.0.0.0")
+    # TEST-NET-3: an address no interface of this machine has.
+    code, _, err = run_cli(capsys, "serve", board["path"], "--host", "203.0.113.254")
     assert code == 2
-    assert "loopback" in err
+    assert "cannot listen on 203.0.113.254:0" in err
 
 
 def test_the_console_script_serves_and_stops_cleanly_on_sigterm(board: dict[str, Any]) -> None:

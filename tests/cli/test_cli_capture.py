@@ -435,7 +435,7 @@ def test_append_quiet_and_bad_command_lines(
     for args, says in [
         (["--target", "ftp://127.0.0.1/agent"], "is not an http:// or https:// URL"),
         (["--target", "127.0.0.1:8000/agent"], "is not an http:// or https:// URL"),
-        (["--target", target, "--host", "0.0.0.0"], "is not a loopback address"),
+        (["--target", target, "--host", "203.0.113.254"], "cannot listen on 203.0.113.254:0"),
     ]:
         done = command("capture", *args, "--out", str(tmp_path / "x.json"))
         assert done.returncode == 2, done.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import html
+import json
 import random
 import re
 import subprocess
@@ -356,9 +357,15 @@ def test_serve_streams_the_posted_thread_and_run_ids() -> None:
         "front-end-run-7",
     )
     assert not [e for e in events if e.get("runId") == "run-1" or e.get("threadId") == "roads"]
-    # Everything else is as recorded.
+    # The posted message keeps its id wherever the recording named it (the final
+    # MESSAGES_SNAPSHOT, the state's LangChain messages); everything else is as recorded.
+    (snapshot,) = [e for e in events if e["type"] == "MESSAGES_SNAPSHOT"]
+    assert snapshot["messages"][0]["id"] == "u1"
+    text = json.dumps(events)
+    assert '"user-1"' not in text
     assert [{k: v for k, v in e.items() if k not in ("threadId", "runId")} for e in events] == [
-        {k: v for k, v in e.items() if k not in ("threadId", "runId")} for e in recorded
+        {k: v for k, v in e.items() if k not in ("threadId", "runId")}
+        for e in json.loads(json.dumps(recorded).replace('"user-1"', '"u1"'))
     ]
 
 

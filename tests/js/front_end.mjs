@@ -1,9 +1,15 @@
 // The page's script: a chat on @ag-ui/client's HttpAgent, bundled for the browser by esbuild.
-// The agent URL comes from the page's query string: index.html?agent=http://127.0.0.1:PORT/
+// The agent URL comes from the page's query string: index.html?agent=http://127.0.0.1:PORT/,
+// and a fault for agui-replay serve to inject into every run, if any: &fault=cut-after=3.
 import { HttpAgent } from "@ag-ui/client";
 
 const $ = (id) => document.getElementById(id);
-const agent = new HttpAgent({ url: new URLSearchParams(location.search).get("agent") });
+const query = new URLSearchParams(location.search);
+const fault = query.get("fault");
+const agent = new HttpAgent({
+  url: query.get("agent"),
+  headers: fault ? { "X-AGUI-Replay-Fault": fault } : {},
+});
 
 function render() {
   $("messages").replaceChildren(
@@ -45,6 +51,7 @@ async function run(parameters) {
   $("status").textContent = failed ? "failed" : waiting ? "interrupted" : "done";
   $("error").textContent = failed;
   render();
+  $("status").dataset.runs = String(Number($("status").dataset.runs ?? 0) + 1);  // runs ended
 }
 
 $("ask").addEventListener("submit", (event) => {

@@ -1,8 +1,9 @@
 """The npm packages some tests run under Node: installed once, by the tests themselves.
 
 ``tests/js/package.json`` pins them (``@ag-ui/client``, the reference TypeScript client,
-``fast-json-patch``, what it applies STATE_DELTA with, and ``esbuild`` and ``playwright-core``,
-which bundle a page with that client and drive it in the system Chromium). They are installed
+``fast-json-patch``, what it applies STATE_DELTA with, ``esbuild`` and ``playwright-core``,
+which bundle a page with that client and drive it in the system Chromium, and ``@playwright/test``,
+which runs the front-end how-to's specs against that page). They are installed
 into a cache folder outside the checkout, keyed by that file (a new pin installs afresh), the
 first time a test asks for them — so the README's test command installs everything the tests
 need, on a clean machine too. A lock keeps two pytest-xdist workers from installing at once.
