@@ -9,7 +9,6 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any, TextIO
 
-from agui_replay._progress import Progress
 from agui_replay.cassette import (
     Recording,
     initial_state,
@@ -18,6 +17,7 @@ from agui_replay.cassette import (
     verify_recording,
 )
 from agui_replay.cli._common import EXIT_DIFFERENT, EXIT_OK, _select_runs, _UsageError
+from agui_replay.cli._progress import Progress
 from agui_replay.cli._style import _describe_ops, _Style, _want_color
 from agui_replay.errors import ProtocolViolation
 from agui_replay.patch import diff as state_diff

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from agui_replay._progress import isatty
 from agui_replay.cli._common import EXIT_DIFFERENT, EXIT_OK, _UsageError
+from agui_replay.cli._progress import isatty
 from agui_replay.cli._style import _Style, _want_color
 
 __all__ = [

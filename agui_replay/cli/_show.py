@@ -6,10 +6,10 @@ import argparse
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from agui_replay._progress import Progress
 from agui_replay._text import clip
 from agui_replay.cassette import RecordedRun, StreamWalk, load_recording, walk
 from agui_replay.cli._common import EXIT_OK, _select_runs, _UsageError
+from agui_replay.cli._progress import Progress
 from agui_replay.cli._review import cassette_age
 from agui_replay.cli._style import (
     _compact,

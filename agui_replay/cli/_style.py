@@ -7,8 +7,8 @@ import json
 import os
 from typing import Any, TextIO
 
-from agui_replay._progress import isatty
 from agui_replay._text import clip
+from agui_replay.cli._progress import isatty
 
 
 class _Style:

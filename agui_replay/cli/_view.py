@@ -8,9 +8,9 @@ from contextlib import closing
 from pathlib import Path
 from typing import TextIO
 
-from agui_replay._progress import Progress
 from agui_replay.cassette import load_recording
 from agui_replay.cli._common import EXIT_OK, _UsageError
+from agui_replay.cli._progress import Progress
 
 
 def _view(args: argparse.Namespace, out: TextIO) -> int:

@@ -15,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
-from agui_replay._progress import Progress
 from agui_replay.cassette import Cassette, CassetteRun, load_recording, save_cassette
 from agui_replay.cli import main, replay_app
 from agui_replay.cli._parser import build_parser
+from agui_replay.cli._progress import Progress
 from agui_replay.cli._serve import _event_delays
 from agui_replay.client import Session
 from agui_replay.events import to_wire
