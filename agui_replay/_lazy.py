@@ -18,7 +18,7 @@ import importlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["claim", "lazy_names"]
+__all__ = ["claim", "lazy_names", "moved_errors"]
 
 
 def claim(facade: str, values: Iterable[Any]) -> None:
@@ -58,3 +58,25 @@ def lazy_names(
         return listed
 
     return __getattr__, __dir__
+
+
+def moved_errors(facade: str, names: Iterable[str]) -> Callable[[str], Any]:
+    """A facade's ``__getattr__`` for exceptions it used to export: each still resolves, from
+    :mod:`agui_replay.errors`, with a :class:`DeprecationWarning` naming that import (every
+    exception has that one home)."""
+    moved = frozenset(names)
+
+    def __getattr__(name: str) -> Any:
+        if name not in moved:
+            raise AttributeError(f"module {facade!r} has no attribute {name!r}")
+        import warnings
+
+        warnings.warn(
+            f"import {name} from agui_replay.errors: {facade}.{name} goes in the next release "
+            "(every exception the package raises has that one home)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module("agui_replay.errors"), name)
+
+    return __getattr__

@@ -41,7 +41,8 @@ def _flag(value: Any, nodeid: str) -> bool:
 
 
 def _record_mode(value: Any, nodeid: str) -> Any:
-    from agui_replay.recording import RecordMode, RecordModeError
+    from agui_replay.errors import RecordModeError
+    from agui_replay.recording import RecordMode
 
     try:
         return RecordMode.parse(value, source=f"@pytest.mark.{MARKER}(record_mode)")

@@ -271,7 +271,8 @@ def _cli_mode(config: pytest.Config) -> RecordMode | None:
 
 
 def _parse_mode(value: str, source: str) -> RecordMode:
-    from agui_replay.recording import RecordMode, RecordModeError
+    from agui_replay.errors import RecordModeError
+    from agui_replay.recording import RecordMode
 
     try:
         return RecordMode.parse(value, source=source)

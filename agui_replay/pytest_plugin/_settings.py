@@ -137,7 +137,8 @@ def _mode(marked: RecordMode | None, options: SessionOptions, fixture_mode: str)
         return marked
     if options.cli_mode is not None:
         return options.cli_mode
-    from agui_replay.recording import RecordMode, RecordModeError
+    from agui_replay.errors import RecordModeError
+    from agui_replay.recording import RecordMode
 
     try:
         return RecordMode.parse(fixture_mode, source="the agui_record_mode fixture")

@@ -201,12 +201,8 @@ def guarded_call(
     # No CassetteSession can exist before its module was imported (by the agui fixture).
     if "agui_replay.recording" not in sys.modules:
         return (yield)
-    from agui_replay.recording import (
-        CassetteSession,
-        NetworkBlockedError,
-        ReplayMismatchError,
-        UpstreamError,
-    )
+    from agui_replay.errors import NetworkBlockedError, ReplayMismatchError, UpstreamError
+    from agui_replay.recording import CassetteSession
 
     if not isinstance(session, CassetteSession):
         return (yield)
@@ -280,7 +276,7 @@ def _violations(item: pytest.Item) -> list[str]:
 
 def note_missing(options: SessionOptions, ledger: Ledger, exc: BaseException) -> None:
     """A replay that found its cassette missing: noted, to name a likely rename."""
-    from agui_replay.recording import MissingCassetteError
+    from agui_replay.errors import MissingCassetteError
 
     path = getattr(exc, "path", None)
     if isinstance(exc, MissingCassetteError) and path and not Path(path).exists():

@@ -34,16 +34,10 @@ can never reach a real provider by accident.
 
 from __future__ import annotations
 
-from agui_replay._lazy import claim
+from agui_replay._lazy import claim, moved_errors
 from agui_replay.recording._modes import (
     DEFAULT_SECRET_ENV,
-    MissingCassetteError,
-    NetworkBlockedError,
     RecordMode,
-    RecordModeError,
-    ReplayMismatchError,
-    TargetError,
-    UpstreamError,
     secrets_from_env,
 )
 from agui_replay.recording._runs import RunRecord
@@ -52,15 +46,20 @@ from agui_replay.recording._session import CassetteSession
 __all__ = [
     "DEFAULT_SECRET_ENV",
     "CassetteSession",
-    "MissingCassetteError",
-    "NetworkBlockedError",
     "RecordMode",
-    "RecordModeError",
-    "ReplayMismatchError",
     "RunRecord",
-    "TargetError",
-    "UpstreamError",
     "secrets_from_env",
 ]
 
 claim(__name__, [globals()[name] for name in __all__ if name in globals()])
+__getattr__ = moved_errors(
+    __name__,
+    [
+        "MissingCassetteError",
+        "NetworkBlockedError",
+        "RecordModeError",
+        "ReplayMismatchError",
+        "TargetError",
+        "UpstreamError",
+    ],
+)

@@ -14,9 +14,15 @@ from ag_ui.core import (
     TextMessageStartEvent,
 )
 
-from agui_replay.client import EventPatchError, Session, apply_events
-from agui_replay.errors import AguiReplayError, EventDecodeError, PatchError, ProtocolViolation
-from agui_replay.verify import SchemaViolation
+from agui_replay.client import Session, apply_events
+from agui_replay.errors import (
+    AguiReplayError,
+    EventDecodeError,
+    EventPatchError,
+    PatchError,
+    ProtocolViolation,
+    SchemaViolation,
+)
 
 RUN = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}

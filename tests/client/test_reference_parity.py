@@ -28,10 +28,10 @@ from typing import Any
 import pytest
 
 from agui_replay.client import Session, apply_events
-from agui_replay.errors import EventDecodeError, ProtocolViolation
+from agui_replay.errors import EventDecodeError, ProtocolViolation, SchemaViolation
 from agui_replay.events import to_wire
 from agui_replay.server import run_agent_sync, run_input
-from agui_replay.verify import SchemaViolation, verify_stream
+from agui_replay.verify import verify_stream
 from tests.support.js_packages import installed_js_packages
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}

@@ -45,6 +45,40 @@ def test_every_public_exception_is_defined_in_errors() -> None:
     assert all(cls.__module__ == "agui_replay.errors" for cls in PUBLIC)
 
 
+def test_exceptions_are_imported_from_errors_alone() -> None:
+    # One rule for every unit: an exception is imported from agui_replay.errors, whichever unit
+    # raises it; no other facade lists one.
+    exported = [
+        f"{name}.{attr}"
+        for name in _public_modules()
+        if name != "agui_replay.errors"
+        for attr in getattr(importlib.import_module(name), "__all__", [])
+        if inspect.isclass(value := getattr(importlib.import_module(name), attr))
+        and issubclass(value, BaseException)
+    ]
+    assert exported == []
+
+
+@pytest.mark.parametrize(
+    ("facade", "name"),
+    [
+        ("agui_replay.verify", "SchemaViolation"),
+        ("agui_replay.client", "EventPatchError"),
+        ("agui_replay.recording", "MissingCassetteError"),
+        ("agui_replay.recording", "ReplayMismatchError"),
+    ],
+)
+def test_an_exception_a_facade_used_to_export_still_imports_with_a_warning(
+    facade: str, name: str
+) -> None:
+    module = importlib.import_module(facade)
+    with pytest.warns(DeprecationWarning, match=f"import {name} from agui_replay.errors"):
+        value = getattr(module, name)
+    assert value is getattr(errors, name)
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        module.Nothing  # noqa: B018
+
+
 def test_every_public_exception_is_an_agui_replay_error() -> None:
     assert [cls.__name__ for cls in PUBLIC if not issubclass(cls, AguiReplayError)] == []
 

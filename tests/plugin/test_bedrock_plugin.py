@@ -291,7 +291,7 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from agui_replay.recording import NetworkBlockedError
+from agui_replay.errors import NetworkBlockedError
 from my_agent import chat
 
 import conftest

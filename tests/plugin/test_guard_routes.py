@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from agui_replay.recording import NetworkBlockedError
+from agui_replay.errors import NetworkBlockedError
 from agui_replay.recording._guard import NetworkGuard
 from tests.support.guard_backstop import backstop
 

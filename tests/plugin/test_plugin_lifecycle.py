@@ -178,7 +178,8 @@ def test_record_errors_records_the_failure_on_purpose(
 def test_the_engine_writes_nothing_when_the_upstream_is_down(tmp_path: Path) -> None:
     import socket
 
-    from agui_replay.recording import CassetteSession, UpstreamError
+    from agui_replay.errors import UpstreamError
+    from agui_replay.recording import CassetteSession
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -10,17 +10,16 @@ from typing import Any
 import openai
 import pytest
 
-from agui_replay.errors import AguiReplayError
-from agui_replay.providers import FakeProvider
-from agui_replay.recording import (
-    CassetteSession,
+from agui_replay.errors import (
+    AguiReplayError,
     MissingCassetteError,
     NetworkBlockedError,
-    RecordMode,
     RecordModeError,
     ReplayMismatchError,
     TargetError,
 )
+from agui_replay.providers import FakeProvider
+from agui_replay.recording import CassetteSession, RecordMode
 from agui_replay.recording._guard import NetworkGuard
 from agui_replay.recording._targets import target_kind
 from agui_replay.server import agui_app

@@ -21,10 +21,11 @@ import openai  # noqa: F401  (imported once here: pytester drops modules first i
 import pytest
 import requests  # noqa: F401
 
+from agui_replay.errors import ReplayMismatchError
 from agui_replay.providers import FakeProvider
 from agui_replay.providers._transport._tape import DEFAULT_DROP_HOSTS
 from agui_replay.pytest_plugin._options import DEFAULT_DROP_HOSTS as PLUGIN_DROP_HOSTS
-from agui_replay.recording import CassetteSession, ReplayMismatchError
+from agui_replay.recording import CassetteSession
 from tests.plugin.test_offline_namespace import _namespace_problem
 from tests.support.project import free_port
 from tests.support.weather_api import WEATHER_CONFTEST

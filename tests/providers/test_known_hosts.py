@@ -17,9 +17,10 @@ import openai
 import pytest
 
 from agui_replay.cassette import load_cassette
+from agui_replay.errors import ReplayMismatchError
 from agui_replay.providers import FakeProvider, detect_api
 from agui_replay.providers._transport._routing import BASE_PATHS, HostTable
-from agui_replay.recording import CassetteSession, ReplayMismatchError
+from agui_replay.recording import CassetteSession
 
 KEY = "sk-knownhosts-0123456789abcdef0123"
 

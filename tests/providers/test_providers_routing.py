@@ -17,7 +17,7 @@ import openai
 import pytest
 
 from agui_replay.cassette import load_cassette
-from agui_replay.errors import ProviderError
+from agui_replay.errors import NetworkBlockedError, ProviderError
 from agui_replay.providers import FakeProvider
 from agui_replay.providers._plan import Plan, Request
 from agui_replay.providers._transport._routing import (
@@ -29,7 +29,7 @@ from agui_replay.providers._transport._routing import (
     split_route,
     upstream_map,
 )
-from agui_replay.recording import CassetteSession, NetworkBlockedError
+from agui_replay.recording import CassetteSession
 
 KEY = "sk-routing-test-0123456789abcdef"
 
