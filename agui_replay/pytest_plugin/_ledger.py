@@ -36,6 +36,8 @@ class Ledger:
     """The cassettes of the collected tests that use ``agui`` (deselected ones too)."""
     stems: set[str] = field(default_factory=set)
     """Cassette folders (``a/b`` parts) of the test modules collected in full."""
+    modules: set[str] = field(default_factory=set)
+    """The test modules collected in full, as node ids name them (``tests/test_a.py``)."""
     whole_suite: bool = False
     """The session collected the whole suite (no paths, ``--lf`` or ``--sw`` narrowing it)."""
     uncollected: set[str] = field(default_factory=set)

@@ -146,8 +146,7 @@ def _unused(options: SessionOptions, ledger: Ledger, cleanup: Cleanup) -> list[L
     elif options.prune:
         lines.append(
             (
-                "the unused cassettes left are not in a collected module's folder (a deleted "
-                "module's?): delete them by hand",
+                "the unused cassettes left could not be deleted (see their permissions)",
                 False,
             )
         )

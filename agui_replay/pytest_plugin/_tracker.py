@@ -69,6 +69,7 @@ class Tracker:
         for item in items:
             if Path(item.path).stem not in partial:
                 ledger.stems.add("/".join(_paths.module_folder(Path(item.path))))
+                ledger.modules.add(item.nodeid.split("::", 1)[0])
             if "agui" in getattr(item, "fixturenames", ()):
                 try:
                     ledger.claimed.add(self.options.shown(cassette_for(self.options, item)))
@@ -119,7 +120,7 @@ class Tracker:
         _paths.remove_claims(ledger.claims, options.cassette_dir)
         cleanup.unused = _unused.unused_cassettes(options, ledger)
         if options.prune:
-            cleanup.pruned, cleanup.unused = _unused.prune(options, ledger, cleanup.unused)
+            cleanup.pruned, cleanup.unused = _unused.prune(options, cleanup.unused)
         if session.exitstatus != pytest.ExitCode.OK:
             return
         if (cleanup.unused and options.fail_on_unused) or (
