@@ -49,6 +49,11 @@ class Ledger:
     """Cassettes whose changed events wait beside them for ``agui-replay review``."""
     stale: set[str] = field(default_factory=set)
     """``"path (N days old)"`` of the replayed cassettes older than ``agui_max_age``."""
+    stale_tests: set[str] = field(default_factory=set)
+    """The tests of the ``stale`` cassettes, as the command line takes them."""
+    renewed: set[str] = field(default_factory=set)
+    """``"path (N days old)"`` of the stale cassettes re-recorded (``agui_on_stale = record``);
+    each is ``recorded`` too."""
     kept_snapshots: set[str] = field(default_factory=set)
     """Tests that failed during ``--agui-refresh`` and use syrupy's ``snapshot``: the refresh
     wrote nothing for them, so syrupy is told to keep their snapshots."""

@@ -67,8 +67,9 @@ def summary_lines(
 
 
 def _counts(options: SessionOptions, ledger: Ledger, cleanup: Cleanup) -> list[Line]:
+    renewed = f" ({len(ledger.renewed)} stale, agui_on_stale = record)" if ledger.renewed else ""
     counts = (
-        f"{len(ledger.recorded)} cassette(s) recorded, "
+        f"{len(ledger.recorded)} cassette(s) recorded{renewed}, "
         + (f"{len(ledger.refreshed)} refreshed, " if options.refresh else "")
         + f"{len(ledger.replayed)} replayed, {len(cleanup.unused)} unused"
         + (f", {len(cleanup.pruned)} deleted" if cleanup.pruned else "")
@@ -89,7 +90,14 @@ def _counts(options: SessionOptions, ledger: Ledger, cleanup: Cleanup) -> list[L
 
 
 def _cassettes(ledger: Ledger, *, verbose: bool) -> list[Line]:
-    lines = [(f"  recorded: {p}", False) for p in sorted(ledger.recorded)]
+    # a renewed entry is "path (N days old)": its recorded line says why it was recorded
+    ages = dict(entry.removesuffix(")").rsplit(" (", 1) for entry in ledger.renewed)
+    lines = [
+        (f"  recorded: {p} (stale, {ages[p]}; agui_on_stale = record)", False)
+        if p in ages
+        else (f"  recorded: {p}", False)
+        for p in sorted(ledger.recorded)
+    ]
     lines += [
         (f"  refreshed: {p} (events changed; interactions kept)", False)
         for p in sorted(ledger.refreshed)
@@ -126,12 +134,18 @@ def _stale(options: SessionOptions, ledger: Ledger) -> list[Line]:
     lines += [(f"  stale:    {entry}", False) for entry in sorted(ledger.stale)]
     if fail:
         lines.append(("stale cassettes fail the session (agui_on_stale = fail)", True))
-    elif options.on_stale == "record":
+    tests = " ".join(sorted(ledger.stale_tests))
+    if options.on_stale == "record":
         lines.append(
-            ("set the provider's key variable to re-record them (agui_on_stale = record)", False)
+            (
+                "re-record them with a provider key set (agui_on_stale = record), e.g. "
+                f"OPENAI_API_KEY=... pytest {tests}",
+                False,
+            )
         )
     else:
-        lines.append(("re-record them with --agui-record (against the real provider)", False))
+        command = f"pytest {tests} --agui-record"
+        lines.append((f"re-record them with `{command}` (against the real provider)", False))
     return lines
 
 

@@ -65,9 +65,14 @@ def cassette_for(options: SessionOptions, item: pytest.Item) -> Path:
 
 
 def record_command(item: pytest.Item) -> str:
-    """``pytest <node id> --agui-record``, to paste where pytest was invoked: the node id's
-    file relative to the invocation folder (not the rootdir), quoted for the shell when it
-    needs it (``[0]`` of a parametrized test globs in zsh)."""
+    """``pytest <node id> --agui-record``, to paste where pytest was invoked."""
+    return f"pytest {test_argument(item)} --agui-record"
+
+
+def test_argument(item: pytest.Item) -> str:
+    """The test's node id as pytest takes it where it was invoked: its file relative to the
+    invocation folder (not the rootdir), quoted for the shell when it needs it (``[0]`` of a
+    parametrized test globs in zsh)."""
     node = item.nodeid
     file_part, sep, rest = node.partition("::")
     try:
@@ -76,7 +81,7 @@ def record_command(item: pytest.Item) -> str:
         relative = file_part
     if Path(relative).name == Path(file_part).name:
         node = Path(relative).as_posix() + sep + rest
-    return f"pytest {shlex.quote(node)} --agui-record"
+    return shlex.quote(node)
 
 
 def _marker_mode_note(item: pytest.Item, message: str) -> str:
@@ -143,10 +148,14 @@ def _note_outcome(
 ) -> None:
     key = options.shown(session.path)
     replayed = session.outcome == "replayed"
+    settings = item.stash.get(SETTINGS, None)
+    stale_days = settings.stale_days if settings is not None else None
     if written is not None and session.refresh:
         ledger.refreshed.add(key)
     elif written is not None:
         ledger.recorded.add(key)
+        if stale_days is not None:
+            ledger.renewed.add(f"{key} ({_age(stale_days)} old)")
     elif session.upstream_failures:
         ledger.failed.add(key)
     elif session.discarded:
@@ -159,13 +168,18 @@ def _note_outcome(
         ledger.pending.add(options.shown(session.pending_path))
     days = options.too_old(session.recorded_at) if replayed else None
     if days is not None:
-        from agui_replay._age import describe_age
-
-        ledger.stale.add(f"{key} ({describe_age(days)} old)")
+        ledger.stale.add(f"{key} ({_age(days)} old)")
+        ledger.stale_tests.add(test_argument(item))
     if session.faults and replayed:
         ledger.faulted.add(item.nodeid)
     if session.ignored_matches:
         ledger.ignored.add(f"{item.nodeid} ({'; '.join(session.ignored_matches)})")
+
+
+def _age(days: int) -> str:
+    from agui_replay._age import describe_age
+
+    return describe_age(days)
 
 
 def _claimer(

@@ -40,7 +40,7 @@ def front_end(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pyt
     and test written."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     script, *files = page_blocks(PAGE)
-    exec(compile(script, str(PAGE), "exec"), {"__name__": "front_end_script"})  # noqa: S102
+    exec(compile(script, str(PAGE), "exec"), {"__name__": "front_end_script"})
     assert SCRIPTED.exists()
     for block in files:
         first, _, body = block.partition("\n")
