@@ -55,8 +55,11 @@ class Ledger:
     """``"path (N days old)"`` of the stale cassettes re-recorded (``agui_on_stale = record``);
     each is ``recorded`` too."""
     kept_snapshots: set[str] = field(default_factory=set)
-    """Tests that failed during ``--agui-refresh`` and use syrupy's ``snapshot``: the refresh
-    wrote nothing for them, so syrupy is told to keep their snapshots."""
+    """Tests that use syrupy's ``snapshot`` and failed while they recorded, replayed or
+    refreshed their cassette: nothing was written for them, so syrupy is told to keep their
+    snapshots."""
+    kept_recording: set[str] = field(default_factory=set)
+    """Those of ``kept_snapshots`` that failed while recording."""
     claims: set[str] = field(default_factory=set)
     """The claim files the session made (see ``_paths``): removed at its end."""
 

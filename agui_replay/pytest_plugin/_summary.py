@@ -30,10 +30,10 @@ def summary_lines(
     cleanup: Cleanup,
     *,
     verbose: bool,
-    kept_snapshots: str | None,
+    kept_snapshots: list[str],
 ) -> list[Line]:
-    """The section's lines (none: the section is left out). ``kept_snapshots`` is the line
-    about the snapshots syrupy kept (``None``: none to tell)."""
+    """The section's lines (none: the section is left out). ``kept_snapshots`` are the lines
+    about the snapshots syrupy kept."""
     if not (
         ledger.recorded
         or ledger.replayed
@@ -60,8 +60,7 @@ def summary_lines(
     lines += _counts(options, ledger, cleanup)
     lines += _cassettes(ledger, verbose=verbose)
     lines += _stale(options, ledger)
-    if kept_snapshots is not None:
-        lines.append((kept_snapshots, False))
+    lines += [(line, False) for line in kept_snapshots]
     lines += _unused(options, ledger, cleanup)
     return lines
 
