@@ -102,7 +102,7 @@ class Tracker:
             self.ledger.kept_recording.add(item.nodeid)
 
     def logged(self, report: pytest.TestReport) -> None:
-        """After syrupy took the outcome: tell it to keep a failed refresh's snapshots."""
+        """After syrupy took the outcome: tell it to keep a failed test's snapshots."""
         if report.nodeid in self.ledger.kept_snapshots and report.when in ("setup", "call"):
             _syrupy.keep_snapshots(self.config, report.nodeid)
 
