@@ -19,7 +19,7 @@ Where things live (all private):
 * ``_wiring``: one test's cassette: its path, its session, the guard, its failures;
 * ``_tracker``: the session object, with the ``_ledger`` its xdist workers merge, the
   ``_unused`` cassettes and the ``_summary``; ``_paths``: cassette folders, claims, leftovers;
-* ``_syrupy``: the event snapshot fixtures, and snapshots kept through a failed refresh;
+* ``_syrupy``: the event snapshot fixtures, and snapshots kept through a failed run;
 * ``_provider_fixtures``: the fake provider's fixtures.
 """
 
@@ -40,6 +40,7 @@ from agui_replay.pytest_plugin._syrupy import (
     agui_session_of,
     snapshot_fixtures_first,
     snapshot_rules,
+    updates_snapshots,
 )
 from agui_replay.pytest_plugin._tracker import Tracker
 from agui_replay.pytest_plugin._wiring import (
@@ -163,7 +164,7 @@ def agui(
     __tracebackhide__ = True  # its setup and teardown checks report the test's errors
     tracker = request.config.stash[_TRACKER]
     item = _item(request)
-    if tracker.options.refresh:
+    if tracker.options.refresh or updates_snapshots(request.config):
         snapshot_fixtures_first(request, item)
     settings = build_settings(
         item,

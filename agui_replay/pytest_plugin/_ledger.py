@@ -36,6 +36,8 @@ class Ledger:
     """The cassettes of the collected tests that use ``agui`` (deselected ones too)."""
     stems: set[str] = field(default_factory=set)
     """Cassette folders (``a/b`` parts) of the test modules collected in full."""
+    modules: set[str] = field(default_factory=set)
+    """The test modules collected in full, as node ids name them (``tests/test_a.py``)."""
     whole_suite: bool = False
     """The session collected the whole suite (no paths, ``--lf`` or ``--sw`` narrowing it)."""
     uncollected: set[str] = field(default_factory=set)
@@ -47,9 +49,17 @@ class Ledger:
     """Cassettes whose changed events wait beside them for ``agui-replay review``."""
     stale: set[str] = field(default_factory=set)
     """``"path (N days old)"`` of the replayed cassettes older than ``agui_max_age``."""
+    stale_tests: set[str] = field(default_factory=set)
+    """The tests of the ``stale`` cassettes, as the command line takes them."""
+    renewed: set[str] = field(default_factory=set)
+    """``"path (N days old)"`` of the stale cassettes re-recorded (``agui_on_stale = record``);
+    each is ``recorded`` too."""
     kept_snapshots: set[str] = field(default_factory=set)
-    """Tests that failed during ``--agui-refresh`` and use syrupy's ``snapshot``: the refresh
-    wrote nothing for them, so syrupy is told to keep their snapshots."""
+    """Tests that use syrupy's ``snapshot`` and failed while they recorded, replayed or
+    refreshed their cassette: nothing was written for them, so syrupy is told to keep their
+    snapshots."""
+    kept_recording: set[str] = field(default_factory=set)
+    """Those of ``kept_snapshots`` that failed while recording."""
     claims: set[str] = field(default_factory=set)
     """The claim files the session made (see ``_paths``): removed at its end."""
 

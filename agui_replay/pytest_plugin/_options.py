@@ -99,12 +99,13 @@ _FLAGS: tuple[tuple[str, dict[str, Any]], ...] = (
     }),
     ("--agui-fail-on-unused", {
         "action": "store_true", "default": None,
-        "help": "fail the session when a cassette under the cassette folder is used by no test",
+        "help": "fail the session when a cassette is unused: recorded for a test that no "
+        "collected test owns (the ones the summary lists)",
     }),
     ("--agui-prune-unused", {
         "action": "store_true", "default": False,
-        "help": "delete the unused cassettes of the collected test modules (and the folders "
-        "left empty), and list what was deleted",
+        "help": "delete the unused cassettes the summary lists (and the folders left empty), "
+        "and list what was deleted",
     }),
 )  # fmt: skip
 

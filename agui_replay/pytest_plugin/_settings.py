@@ -61,6 +61,8 @@ class CassetteSettings:
     """A stale cassette re-recorded (``agui_on_stale = record``): written with today's date."""
     keep_pending: bool = True
     record_on_failure: bool = field(default=False, metadata=_PLUGIN_ONLY)
+    stale_days: int | None = field(default=None, metadata=_PLUGIN_ONLY)
+    """The age in days of the stale cassette this test re-records (``agui_on_stale = record``)."""
 
     def session_options(self) -> dict[str, Any]:
         """The keyword arguments of ``CassetteSession`` (sequences as lists)."""
@@ -91,11 +93,11 @@ def build_settings(
         mode = _mode(marker["record_mode"], options, fixture_mode)
     except pytest.UsageError as exc:
         raise pytest.fail.Exception(str(exc), pytrace=False) from None
-    renew = False
+    stale_days = None
     if options.on_stale == "record" and mode is RecordMode.NONE and secrets:
         # a provider key is set: a stale cassette is recorded again, with today's date
-        renew = _stale(options, cassette) and not options.refresh
-        mode = RecordMode.REWRITE if renew else mode
+        stale_days = None if options.refresh else _stale_days(options, cassette)
+        mode = RecordMode.REWRITE if stale_days is not None else mode
     normalize, rules = marker["normalize"]
     upstream = marker["upstream"]
     if upstream is None:
@@ -125,7 +127,8 @@ def build_settings(
         match_on=options.match_on if marker["match_on"] is None else marker["match_on"],
         faults=marker["faults"],
         match_ignore=(*options.match_ignore, *marker["match_ignore"]),
-        renew_recorded_at=renew,
+        renew_recorded_at=stale_days is not None,
+        stale_days=stale_days,
         record_on_failure=bool(
             options.record_on_failure if record_on_failure is None else record_on_failure
         ),
@@ -146,14 +149,14 @@ def _mode(marked: RecordMode | None, options: SessionOptions, fixture_mode: str)
         raise pytest.UsageError(str(exc)) from None
 
 
-def _stale(options: SessionOptions, path: Path) -> bool:
-    """Whether the cassette at ``path`` is older than ``agui_max_age``."""
+def _stale_days(options: SessionOptions, path: Path) -> int | None:
+    """The age in days of the cassette at ``path`` when it is older than ``agui_max_age``."""
     if options.max_age is None or not path.exists():
-        return False
+        return None
     from agui_replay.cassette import load_cassette
 
     try:
         recorded_at = load_cassette(path, validate="shape").recorded_at
     except (OSError, ValueError, CassetteError):
-        return False  # the replay says what is wrong with it
-    return options.too_old(recorded_at) is not None
+        return None  # the replay says what is wrong with it
+    return options.too_old(recorded_at)

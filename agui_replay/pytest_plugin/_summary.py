@@ -30,10 +30,10 @@ def summary_lines(
     cleanup: Cleanup,
     *,
     verbose: bool,
-    kept_snapshots: str | None,
+    kept_snapshots: list[str],
 ) -> list[Line]:
-    """The section's lines (none: the section is left out). ``kept_snapshots`` is the line
-    about the snapshots syrupy kept (``None``: none to tell)."""
+    """The section's lines (none: the section is left out). ``kept_snapshots`` are the lines
+    about the snapshots syrupy kept."""
     if not (
         ledger.recorded
         or ledger.replayed
@@ -60,15 +60,15 @@ def summary_lines(
     lines += _counts(options, ledger, cleanup)
     lines += _cassettes(ledger, verbose=verbose)
     lines += _stale(options, ledger)
-    if kept_snapshots is not None:
-        lines.append((kept_snapshots, False))
+    lines += [(line, False) for line in kept_snapshots]
     lines += _unused(options, ledger, cleanup)
     return lines
 
 
 def _counts(options: SessionOptions, ledger: Ledger, cleanup: Cleanup) -> list[Line]:
+    renewed = f" ({len(ledger.renewed)} stale, agui_on_stale = record)" if ledger.renewed else ""
     counts = (
-        f"{len(ledger.recorded)} cassette(s) recorded, "
+        f"{len(ledger.recorded)} cassette(s) recorded{renewed}, "
         + (f"{len(ledger.refreshed)} refreshed, " if options.refresh else "")
         + f"{len(ledger.replayed)} replayed, {len(cleanup.unused)} unused"
         + (f", {len(cleanup.pruned)} deleted" if cleanup.pruned else "")
@@ -89,7 +89,14 @@ def _counts(options: SessionOptions, ledger: Ledger, cleanup: Cleanup) -> list[L
 
 
 def _cassettes(ledger: Ledger, *, verbose: bool) -> list[Line]:
-    lines = [(f"  recorded: {p}", False) for p in sorted(ledger.recorded)]
+    # a renewed entry is "path (N days old)": its recorded line says why it was recorded
+    ages = dict(entry.removesuffix(")").rsplit(" (", 1) for entry in ledger.renewed)
+    lines = [
+        (f"  recorded: {p} (stale, {ages[p]}; agui_on_stale = record)", False)
+        if p in ages
+        else (f"  recorded: {p}", False)
+        for p in sorted(ledger.recorded)
+    ]
     lines += [
         (f"  refreshed: {p} (events changed; interactions kept)", False)
         for p in sorted(ledger.refreshed)
@@ -126,12 +133,18 @@ def _stale(options: SessionOptions, ledger: Ledger) -> list[Line]:
     lines += [(f"  stale:    {entry}", False) for entry in sorted(ledger.stale)]
     if fail:
         lines.append(("stale cassettes fail the session (agui_on_stale = fail)", True))
-    elif options.on_stale == "record":
+    tests = " ".join(sorted(ledger.stale_tests))
+    if options.on_stale == "record":
         lines.append(
-            ("set the provider's key variable to re-record them (agui_on_stale = record)", False)
+            (
+                "re-record them with a provider key set (agui_on_stale = record), e.g. "
+                f"OPENAI_API_KEY=... pytest {tests}",
+                False,
+            )
         )
     else:
-        lines.append(("re-record them with --agui-record (against the real provider)", False))
+        command = f"pytest {tests} --agui-record"
+        lines.append((f"re-record them with `{command}` (against the real provider)", False))
     return lines
 
 
@@ -146,8 +159,7 @@ def _unused(options: SessionOptions, ledger: Ledger, cleanup: Cleanup) -> list[L
     elif options.prune:
         lines.append(
             (
-                "the unused cassettes left are not in a collected module's folder (a deleted "
-                "module's?): delete them by hand",
+                "the unused cassettes left could not be deleted (see their permissions)",
                 False,
             )
         )

@@ -69,6 +69,7 @@ class Tracker:
         for item in items:
             if Path(item.path).stem not in partial:
                 ledger.stems.add("/".join(_paths.module_folder(Path(item.path))))
+                ledger.modules.add(item.nodeid.split("::", 1)[0])
             if "agui" in getattr(item, "fixturenames", ()):
                 try:
                     ledger.claimed.add(self.options.shown(cassette_for(self.options, item)))
@@ -90,12 +91,18 @@ class Tracker:
             self.holds_server = True
 
     def reported(self, item: pytest.Item, report: pytest.TestReport) -> None:
-        """A test that failed during a refresh keeps its snapshots (see ``_syrupy``)."""
-        if self.options.refresh and _syrupy.refresh_failed(item, report):
+        """A test that failed while it recorded, replayed or refreshed its cassette keeps its
+        snapshots (see ``_syrupy``)."""
+        if not _syrupy.failed_with_snapshot(item, report):
+            return
+        if self.options.refresh or "agui" in getattr(item, "fixturenames", ()):
             self.ledger.kept_snapshots.add(item.nodeid)
+        session = getattr(item, "funcargs", {}).get("agui")
+        if not self.options.refresh and getattr(session, "replay_only", True) is False:
+            self.ledger.kept_recording.add(item.nodeid)
 
     def logged(self, report: pytest.TestReport) -> None:
-        """After syrupy took the outcome: tell it to keep a failed refresh's snapshots."""
+        """After syrupy took the outcome: tell it to keep a failed test's snapshots."""
         if report.nodeid in self.ledger.kept_snapshots and report.when in ("setup", "call"):
             _syrupy.keep_snapshots(self.config, report.nodeid)
 
@@ -119,7 +126,7 @@ class Tracker:
         _paths.remove_claims(ledger.claims, options.cassette_dir)
         cleanup.unused = _unused.unused_cassettes(options, ledger)
         if options.prune:
-            cleanup.pruned, cleanup.unused = _unused.prune(options, ledger, cleanup.unused)
+            cleanup.pruned, cleanup.unused = _unused.prune(options, cleanup.unused)
         if session.exitstatus != pytest.ExitCode.OK:
             return
         if (cleanup.unused and options.fail_on_unused) or (
@@ -129,21 +136,32 @@ class Tracker:
 
     def summary(self, terminalreporter: Any, config: pytest.Config) -> None:
         """The ``agui-replay`` section of the terminal summary (left out when empty)."""
-        kept = sorted(self.ledger.kept_snapshots)
-        kept_line = None
-        if kept and getattr(config.option, "update_snapshots", False):
-            kept_line = _syrupy.kept_snapshots_line(config, kept)
+        kept_lines = self._kept_lines(config) if _syrupy.updates_snapshots(config) else []
         lines = summary_lines(
             self.options,
             self.ledger,
             self.cleanup,
             verbose=config.get_verbosity() > 0,
-            kept_snapshots=kept_line,
+            kept_snapshots=kept_lines,
         )
         if lines:
             terminalreporter.section("agui-replay")
         for text, red in lines:
             terminalreporter.write_line(text, red=red)
+
+    def _kept_lines(self, config: pytest.Config) -> list[str]:
+        """The summary's lines on the snapshots kept, one per reason."""
+        ledger = self.ledger
+        if self.options.refresh:
+            groups = {"refresh": ledger.kept_snapshots}
+        else:
+            recording = ledger.kept_snapshots & ledger.kept_recording
+            groups = {"record": recording, "replay": ledger.kept_snapshots - recording}
+        return [
+            _syrupy.kept_snapshots_line(config, sorted(tests), why)
+            for why, tests in groups.items()
+            if tests
+        ]
 
     def release(self) -> None:
         """Let the loopback server go at the end of pytest's configuration."""

@@ -1,6 +1,5 @@
-"""Which cassettes no test uses, found at the end of a session: those in the folders of the test
-modules collected in full (or anywhere, when the whole suite was collected) that no collected
-test claims, records or replays; ``--agui-prune-unused`` deletes them, and a missing cassette
+"""Which cassettes no test uses, found at the end of a session (one definition, in
+:func:`unused_cassettes`, for the listing, the failure and the pruning); a missing cassette
 beside an unused one is named as a likely rename.
 
 A test module pytest did not collect (``--ignore``, ``collect_ignore``, skipped or failing at
@@ -11,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import json
 import os
 import shlex
 from pathlib import Path
@@ -23,7 +23,16 @@ from agui_replay.pytest_plugin._paths import folder_path, module_folder
 
 
 def unused_cassettes(options: SessionOptions, ledger: Ledger) -> list[str]:
-    """The unused cassettes, as shown, sorted."""
+    """The unused cassettes, as shown, sorted: the one list the summary shows,
+    ``--agui-fail-on-unused`` fails on and ``--agui-prune-unused`` deletes.
+
+    A cassette is unused when the plugin recorded it for a test (its ``name`` is the test's
+    node id) that no collected test claims, records or replays, and it lies in the folder of a
+    test module collected in full, or, when the whole suite was collected, its test's module
+    was collected (a packaged module's cassette left at its former place) or is gone from
+    disk. A file the plugin did not record (a script's, ``agui-replay capture``'s) is no
+    test's, and a test module on disk that pytest did not collect keeps its cassettes.
+    """
     root = options.cassette_dir
     if not root.is_dir():
         return []
@@ -34,15 +43,35 @@ def unused_cassettes(options: SessionOptions, ledger: Ledger) -> list[str]:
     used = ledger.claimed | ledger.recorded | ledger.replayed | ledger.mismatched
     found: list[str] = []
     for path in sorted(root.rglob("*.json")):
-        if path.name.startswith("."):
-            continue
         shown = options.shown(path)
-        considered = options.shown(path.parent) in folders or (
-            ledger.whole_suite and path.parent.resolve() not in uncollected
-        )
-        if considered and shown not in used:
+        if path.name.startswith(".") or shown in used:
+            continue
+        in_folder = options.shown(path.parent) in folders
+        if not (in_folder or (ledger.whole_suite and path.parent.resolve() not in uncollected)):
+            continue  # read no more files than the collected modules' and the whole suite's
+        test_module = _recorded_test_module(path)
+        if test_module is None:
+            continue  # not the plugin's recording
+        if (
+            in_folder
+            or test_module in ledger.modules
+            or not (options.rootdir / test_module).exists()
+        ):
             found.append(shown)
     return found
+
+
+def _recorded_test_module(path: Path) -> str | None:
+    """The test module (as its node id names it) the plugin recorded ``path`` for; ``None``
+    for a file the plugin did not record (no node id in its ``name``) or cannot read."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    name = data.get("name") if isinstance(data, dict) else None
+    if not isinstance(name, str) or "::" not in name:
+        return None
+    return name.split("::", 1)[0]
 
 
 def collected_folders(options: SessionOptions, ledger: Ledger) -> set[str]:
@@ -51,19 +80,13 @@ def collected_folders(options: SessionOptions, ledger: Ledger) -> set[str]:
     return {options.shown(folder_path(root, f.split("/"))) for f in ledger.stems}
 
 
-def prune(
-    options: SessionOptions, ledger: Ledger, unused: list[str]
-) -> tuple[list[str], list[str]]:
-    """Delete the unused cassettes in the folders of the modules collected in full; the
-    others (a deleted module's, loose files) stay listed. Returns (deleted, left)."""
-    folders = collected_folders(options, ledger)
+def prune(options: SessionOptions, unused: list[str]) -> tuple[list[str], list[str]]:
+    """Delete the unused cassettes (and the folders they leave empty). Returns (deleted,
+    left): left are those that could not be deleted."""
     deleted: list[str] = []
     left: list[str] = []
     for shown in unused:
         path = Path(shown) if Path(shown).is_absolute() else options.rootdir / shown
-        if options.shown(path.parent) not in folders:
-            left.append(shown)
-            continue
         try:
             path.unlink()
         except OSError:

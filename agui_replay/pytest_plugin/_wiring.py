@@ -6,17 +6,20 @@ plugin's frames.
 A replaying test is guarded from the ``agui`` fixture's setup to the end of its teardown: the
 fixtures set up after it (the agent's SDK client), the test, and their teardown. For as long,
 the unset key variables hold placeholders (the SDKs demand a key; a replay sends nothing with
-it).
+it), and so do they while it records from loopback stand-ins only.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import os
 import shlex
 import sys
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -65,9 +68,14 @@ def cassette_for(options: SessionOptions, item: pytest.Item) -> Path:
 
 
 def record_command(item: pytest.Item) -> str:
-    """``pytest <node id> --agui-record``, to paste where pytest was invoked: the node id's
-    file relative to the invocation folder (not the rootdir), quoted for the shell when it
-    needs it (``[0]`` of a parametrized test globs in zsh)."""
+    """``pytest <node id> --agui-record``, to paste where pytest was invoked."""
+    return f"pytest {test_argument(item)} --agui-record"
+
+
+def test_argument(item: pytest.Item) -> str:
+    """The test's node id as pytest takes it where it was invoked: its file relative to the
+    invocation folder (not the rootdir), quoted for the shell when it needs it (``[0]`` of a
+    parametrized test globs in zsh)."""
     node = item.nodeid
     file_part, sep, rest = node.partition("::")
     try:
@@ -76,7 +84,7 @@ def record_command(item: pytest.Item) -> str:
         relative = file_part
     if Path(relative).name == Path(file_part).name:
         node = Path(relative).as_posix() + sep + rest
-    return f"pytest {shlex.quote(node)} --agui-record"
+    return shlex.quote(node)
 
 
 def _marker_mode_note(item: pytest.Item, message: str) -> str:
@@ -126,6 +134,7 @@ def run_session(
     with (
         session.guard.guarding(session.replay_only),
         session.placeholders(),
+        _stand_in_placeholders(session),
         session.taping(),
     ):
         try:
@@ -138,15 +147,48 @@ def run_session(
         pytest.fail(f"NetworkBlockedError: {unreported[0]}", pytrace=False)
 
 
+def _stand_in_placeholders(session: Any) -> contextlib.AbstractContextManager[Any]:
+    """While a session records from loopback stand-ins only (a bare upstream, and every
+    provider's own, on loopback), the unset key variables hold placeholders, as in a replay:
+    nothing real is reached with them."""
+    from agui_replay.recording import RecordMode
+
+    if session.replay_only or (session.mode is RecordMode.NEW and session.path.exists()):
+        return contextlib.nullcontext()  # the session's own placeholders, or replays first
+    try:
+        upstreams = session.upstreams()  # the agui_upstream fixture, set up now
+    except Exception:  # the first recorded run says what is wrong with it
+        return contextlib.nullcontext()
+    if "default" not in upstreams or not all(map(_loopback, upstreams.values())):
+        return contextlib.nullcontext()  # a provider without a stand-in records from its host
+    from agui_replay._placeholders import placeholder_variables
+
+    return placeholder_variables()
+
+
+def _loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _note_outcome(
     options: SessionOptions, ledger: Ledger, item: pytest.Item, session: Any, written: Any
 ) -> None:
     key = options.shown(session.path)
     replayed = session.outcome == "replayed"
+    settings = item.stash.get(SETTINGS, None)
+    stale_days = settings.stale_days if settings is not None else None
     if written is not None and session.refresh:
         ledger.refreshed.add(key)
     elif written is not None:
         ledger.recorded.add(key)
+        if stale_days is not None:
+            ledger.renewed.add(f"{key} ({_age(stale_days)} old)")
     elif session.upstream_failures:
         ledger.failed.add(key)
     elif session.discarded:
@@ -159,13 +201,18 @@ def _note_outcome(
         ledger.pending.add(options.shown(session.pending_path))
     days = options.too_old(session.recorded_at) if replayed else None
     if days is not None:
-        from agui_replay._age import describe_age
-
-        ledger.stale.add(f"{key} ({describe_age(days)} old)")
+        ledger.stale.add(f"{key} ({_age(days)} old)")
+        ledger.stale_tests.add(test_argument(item))
     if session.faults and replayed:
         ledger.faulted.add(item.nodeid)
     if session.ignored_matches:
         ledger.ignored.add(f"{item.nodeid} ({'; '.join(session.ignored_matches)})")
+
+
+def _age(days: int) -> str:
+    from agui_replay._age import describe_age
+
+    return describe_age(days)
 
 
 def _claimer(

@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from enum import Enum
 
+from agui_replay._placeholders import PLACEHOLDER_ENV, placeholder_variables
 from agui_replay.errors import (
     MissingCassetteError,
     NetworkBlockedError,
@@ -57,42 +58,6 @@ DEFAULT_SECRET_ENV: tuple[str, ...] = (
     "AWS_BEARER_TOKEN_BEDROCK",
 )
 """Environment variables whose values (when set) are always scrubbed from cassettes."""
-
-_KEY_PLACEHOLDER = "sk-agui-replay-placeholder"
-
-PLACEHOLDER_ENV: dict[str, str] = {
-    **dict.fromkeys(
-        (
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "AZURE_OPENAI_API_KEY",
-            "GEMINI_API_KEY",
-            "GOOGLE_API_KEY",
-            "GROQ_API_KEY",
-            "MISTRAL_API_KEY",
-            "COHERE_API_KEY",
-            "OPENROUTER_API_KEY",
-            "DEEPSEEK_API_KEY",
-        ),
-        _KEY_PLACEHOLDER,
-    ),
-    "AWS_ACCESS_KEY_ID": "AKIAAGUIREPLAYPLACE0",
-    "AWS_SECRET_ACCESS_KEY": "agui-replay-placeholder-secret-access-key",
-    "AWS_REGION": "us-east-1",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}
-"""The variables the supported SDKs demand before they send anything (API keys, AWS
-credentials and region), each with a placeholder of the shape the SDK accepts. Optional
-credentials that change how an SDK signs (``AWS_SESSION_TOKEN``, ``AWS_BEARER_TOKEN_BEDROCK``)
-are not in it.
-
-While a session replays (the ``agui`` fixture's setup to teardown in a replay-only session,
-and every replayed run), each variable of this list that is unset holds its placeholder, so
-``openai.OpenAI()`` with no key in the environment works: the replay answers every request, and
-nothing is ever sent with a placeholder. A variable the user set is never changed; the ones set
-here are removed afterwards. Placeholders are never secrets to scrub (the key-shaped ones are
-scrubbed like any key-shaped string)."""
-
 
 # --- errors -----------------------------------------------------------------------------------
 
@@ -160,14 +125,9 @@ def placeholder_env(placeholders: Mapping[str, str] = PLACEHOLDER_ENV) -> Iterat
     (see :data:`PLACEHOLDER_ENV`); yields the names set. Afterwards those are unset again,
     unless something changed them meanwhile (then the new value stays). A boto3 client built
     earlier with no credentials at all signs with the placeholder AWS ones meanwhile."""
-    added = [name for name in placeholders if name not in os.environ]
-    for name in added:
-        os.environ[name] = placeholders[name]
     aws = (PLACEHOLDER_ENV["AWS_ACCESS_KEY_ID"], PLACEHOLDER_ENV["AWS_SECRET_ACCESS_KEY"])
-    try:
-        with placeholder_credentials(*aws):  # a boto3 client built before, with none
-            yield added
-    finally:
-        for name in added:
-            if os.environ.get(name) == placeholders[name]:
-                del os.environ[name]
+    with (
+        placeholder_variables(placeholders) as added,
+        placeholder_credentials(*aws),  # a boto3 client built before, with none
+    ):
+        yield added

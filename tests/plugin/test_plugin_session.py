@@ -27,10 +27,13 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
 
 
 def stale(project: pytest.Pytester, *parts: str) -> Path:
-    """A copy of a real cassette under a name no test uses."""
+    """A copy of a real cassette under a name no test uses, as the plugin recorded it for the
+    test the name says (``cassettes/test_a/test_b.json``: ``test_a.py::test_b``)."""
     target = project.path.joinpath("cassettes", *parts)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes((project.path / HELLO).read_bytes())
+    data = json.loads((project.path / HELLO).read_bytes())
+    data["name"] = f"{parts[-2]}.py::{Path(parts[-1]).stem}"
+    target.write_text(json.dumps(data), encoding="utf-8")
     return target
 
 

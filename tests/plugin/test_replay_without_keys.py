@@ -143,8 +143,8 @@ def test_the_users_own_values_are_kept(
     assert "ANTHROPIC_API_KEY" not in os.environ
 
 
-def test_recording_never_gets_placeholders(
-    pytester: pytest.Pytester, upstream: LoopbackServer, no_keys: pytest.MonkeyPatch
+def test_recording_from_a_real_provider_never_gets_placeholders(
+    pytester: pytest.Pytester, no_keys: pytest.MonkeyPatch
 ) -> None:
     pytester.makepyfile(
         test_rec=textwrap.dedent(
@@ -158,7 +158,52 @@ def test_recording_never_gets_placeholders(
             """
         )
     )
-    _record(pytester, upstream, passed=1)
+    for upstream in ("https://api.openai.com/v1", "openai=http://127.0.0.1:9/v1"):
+        # the default upstream, and a stand-in for one provider only: the others are real
+        record = pytester.runpytest("--agui-record", f"--agui-upstream={upstream}")
+        record.assert_outcomes(passed=1)
+
+
+STAND_IN_TEST = textwrap.dedent(
+    """
+    import os
+
+    import openai
+    from my_agent import ask
+
+    def test_refund(agui):
+        client = openai.OpenAI(max_retries=0)  # the key comes from OPENAI_API_KEY
+        events = agui.run(ask(client), "refund please")
+        assert events[2]["delta"] == "echo: refund please"
+    """
+)
+
+
+def test_recording_from_a_local_stand_in_needs_no_key(
+    pytester: pytest.Pytester, upstream: LoopbackServer, no_keys: pytest.MonkeyPatch
+) -> None:
+    """Nothing real is reached, so the placeholders apply while recording too."""
+    pytester.makepyfile(my_agent=AGENT, test_stand_in=STAND_IN_TEST)
+    record = pytester.runpytest("--agui-record", f"--agui-upstream={upstream.base_url}")
+    record.assert_outcomes(passed=1)
+    cassette = (pytester.path / "cassettes/test_stand_in/test_refund.json").read_text()
+    assert PLACEHOLDER not in cassette
+    for name in PLACEHOLDER_ENV:  # gone after the test
+        assert name not in os.environ
+
+    # the conftest's agui_upstream fixture serving the stand-in: the same
+    pytester.makeconftest(
+        textwrap.dedent(
+            f"""
+            import pytest
+
+            @pytest.fixture
+            def agui_upstream():
+                return {upstream.base_url!r}
+            """
+        )
+    )
+    pytester.runpytest("--agui-record").assert_outcomes(passed=1)
 
 
 def test_an_agent_that_fails_before_its_provider_says_so(

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
-from tests.plugin.test_plugin_refresh import CONFTEST, HELLO, TESTS, _interaction_text
+from tests.plugin.test_plugin_refresh import CONFTEST, HELLO, TESTS, TWICE, _interaction_text
 
 OLD = "2020-01-01T00:00:00Z"
 
@@ -106,3 +107,72 @@ def test_bad_values_are_usage_errors(
     result = run(project)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([expected])
+
+
+PLUGIN_PAGE = Path(__file__).resolve().parents[2] / "docs" / "plugin.md"
+
+
+def _page_ini(page: Path) -> str:
+    """The ``# file: pytest.ini`` block of the page's stale-cassettes section, as written."""
+    section = page.read_text(encoding="utf-8").split("### Stale cassettes", 1)[1]
+    block = re.search(r"^```ini\n# file: pytest.ini\n(.*?)^```$", section, flags=re.S | re.M)
+    assert block is not None, "plugin.md's stale-cassettes section shows no pytest.ini"
+    return block[1]
+
+
+def test_the_pages_stale_example_says_what_to_run_and_why_it_recorded(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """plugin.md's example followed: two tests whose cassettes went stale."""
+    for name in ("AGUI_TEST_OFFLINE", "AGENT_STYLE", "AGENT_PROMPT", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_agent=TESTS)
+    base = ("-p", "no:hypothesispytest", "-p", "no:cacheprovider")
+    pytester.runpytest(*base, "--agui-record").assert_outcomes(passed=2)
+    for cassette in (HELLO, TWICE):
+        text = cassette.read_text(encoding="utf-8")
+        cassette.write_text(re.sub(r'"recorded_at": "[^"]*"', f'"recorded_at": "{OLD}"', text))
+    Path("pytest.ini").write_text(_page_ini(PLUGIN_PAGE), encoding="utf-8")
+
+    # no key: listed, with the command that re-records them
+    result = pytester.runpytest(*base)
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "0 cassette(s) recorded, 2 replayed, 0 unused",
+            "stale cassettes: 2 older than agui_max_age (90 days)",
+            "  stale:    cassettes/test_agent/test_hello.json (* days old)",
+            "  stale:    cassettes/test_agent/test_twice.json (* days old)",
+            "re-record them with a provider key set (agui_on_stale = record), e.g. "
+            "OPENAI_API_KEY=... pytest test_agent.py::test_hello test_agent.py::test_twice",
+        ]
+    )
+
+    # the key set: both re-recorded, and the summary says it was for their age
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-stale0live0key0abcdef")
+    result = pytester.runpytest(*base)
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "2 cassette(s) recorded (2 stale, agui_on_stale = record), 0 replayed, 0 unused",
+            "  recorded: cassettes/test_agent/test_hello.json (stale, * days old; "
+            "agui_on_stale = record)",
+            "  recorded: cassettes/test_agent/test_twice.json (stale, * days old; "
+            "agui_on_stale = record)",
+        ]
+    )
+    assert "stale:    " not in result.stdout.str()
+
+
+def test_warn_and_fail_say_to_record_the_stale_tests(project: pytest.Pytester) -> None:
+    _ini(project, agui_max_age="90d", agui_on_stale="fail")
+    result = run(project)
+    result.stdout.fnmatch_lines(
+        ["re-record them with `pytest test_agent.py::test_hello --agui-record`*"]
+    )
+    _ini(project, agui_max_age="90d")
+    result = run(project)
+    result.stdout.fnmatch_lines(
+        ["re-record them with `pytest test_agent.py::test_hello --agui-record`*"]
+    )
