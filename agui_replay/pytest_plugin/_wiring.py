@@ -11,15 +11,12 @@ it), and so do they while it records from loopback stand-ins only.
 
 from __future__ import annotations
 
-import contextlib
-import ipaddress
 import os
 import shlex
 import sys
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -134,7 +131,6 @@ def run_session(
     with (
         session.guard.guarding(session.replay_only),
         session.placeholders(),
-        _stand_in_placeholders(session),
         session.taping(),
     ):
         try:
@@ -145,35 +141,6 @@ def run_session(
     unreported = session.guard.violations[item.stash.get(REPORTED, 0) :]
     if unreported:  # blocked during teardown (and swallowed there)
         pytest.fail(f"NetworkBlockedError: {unreported[0]}", pytrace=False)
-
-
-def _stand_in_placeholders(session: Any) -> contextlib.AbstractContextManager[Any]:
-    """While a session records from loopback stand-ins only (a bare upstream, and every
-    provider's own, on loopback), the unset key variables hold placeholders, as in a replay:
-    nothing real is reached with them."""
-    from agui_replay.recording import RecordMode
-
-    if session.replay_only or (session.mode is RecordMode.NEW and session.path.exists()):
-        return contextlib.nullcontext()  # the session's own placeholders, or replays first
-    try:
-        upstreams = session.upstreams()  # the agui_upstream fixture, set up now
-    except Exception:  # the first recorded run says what is wrong with it
-        return contextlib.nullcontext()
-    if "default" not in upstreams or not all(map(_loopback, upstreams.values())):
-        return contextlib.nullcontext()  # a provider without a stand-in records from its host
-    from agui_replay._placeholders import placeholder_variables
-
-    return placeholder_variables()
-
-
-def _loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _note_outcome(

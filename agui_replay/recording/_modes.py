@@ -8,7 +8,6 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from enum import Enum
 
-from agui_replay._placeholders import PLACEHOLDER_ENV, placeholder_variables
 from agui_replay.errors import (
     MissingCassetteError,
     NetworkBlockedError,
@@ -32,11 +31,64 @@ __all__ = [
     "TargetError",
     "UpstreamError",
     "placeholder_env",
+    "placeholder_variables",
     "secrets_from_env",
 ]
 
 DEFAULT_UPSTREAM = "https://api.openai.com/v1"
 """Where recording sends provider traffic unless configured otherwise."""
+
+_KEY_PLACEHOLDER = "sk-agui-replay-placeholder"
+
+PLACEHOLDER_ENV: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "AZURE_OPENAI_API_KEY",
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "GROQ_API_KEY",
+            "MISTRAL_API_KEY",
+            "COHERE_API_KEY",
+            "OPENROUTER_API_KEY",
+            "DEEPSEEK_API_KEY",
+        ),
+        _KEY_PLACEHOLDER,
+    ),
+    "AWS_ACCESS_KEY_ID": "AKIAAGUIREPLAYPLACE0",
+    "AWS_SECRET_ACCESS_KEY": "agui-replay-placeholder-secret-access-key",
+    "AWS_REGION": "us-east-1",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+"""The variables the supported SDKs demand before they send anything (API keys, AWS
+credentials and region), each with a placeholder of the shape the SDK accepts. Optional
+credentials that change how an SDK signs (``AWS_SESSION_TOKEN``, ``AWS_BEARER_TOKEN_BEDROCK``)
+are not in it.
+
+While a session replays (the ``agui`` fixture's setup to teardown in a replay-only session,
+and every replayed run), or the pytest plugin records from loopback stand-ins only, each
+variable of this list that is unset holds its placeholder, so ``openai.OpenAI()`` with no key
+in the environment works: nothing is ever sent with a placeholder beyond loopback. A variable
+the user set is never changed; the ones set here are removed afterwards. Placeholders are never
+secrets to scrub (the key-shaped ones are scrubbed like any key-shaped string)."""
+
+
+@contextlib.contextmanager
+def placeholder_variables(placeholders: Mapping[str, str] = PLACEHOLDER_ENV) -> Iterator[list[str]]:
+    """For the block, each variable of ``placeholders`` that is unset holds its placeholder;
+    yields the names set. Afterwards those are unset again, unless something changed them
+    meanwhile (then the new value stays)."""
+    added = [name for name in placeholders if name not in os.environ]
+    for name in added:
+        os.environ[name] = placeholders[name]
+    try:
+        yield added
+    finally:
+        for name in added:
+            if os.environ.get(name) == placeholders[name]:
+                del os.environ[name]
+
 
 DEFAULT_FROZEN_TIME = "2025-01-01T00:00:00+00:00"
 """The wall-clock instant every run sees (record and replay), when time-machine is installed."""

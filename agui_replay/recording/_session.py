@@ -5,6 +5,7 @@ session to the parts that write (the recording, a refresh, a pending change)."""
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import os
 import threading
@@ -35,6 +36,7 @@ from agui_replay.recording._modes import (
     ReplayMismatchError,
     UpstreamError,
     placeholder_env,
+    placeholder_variables,
 )
 from agui_replay.recording._pending_change import PendingChange
 from agui_replay.recording._record import RunRecorder
@@ -363,11 +365,25 @@ class CassetteSession:
         return list(self._cassette.http) if self._cassette is not None else []
 
     def placeholders(self) -> contextlib.AbstractContextManager[Any]:
-        """While this session only replays, the unset key variables of
+        """While this session only replays, or records from loopback stand-ins only (a bare
+        upstream, and every provider's own, on loopback), the unset key variables of
         :data:`~agui_replay.recording._modes.PLACEHOLDER_ENV` hold placeholders for the block
-        (the pytest plugin: from the ``agui`` fixture's setup to its teardown), so an SDK
-        client built with no key works; nothing changes otherwise."""
-        return placeholder_env() if self.replay_only else contextlib.nullcontext()
+        (the pytest plugin: from the ``agui`` fixture's setup to its teardown), so an SDK client
+        built with no key works: nothing real is reached with them. Nothing changes otherwise."""
+        if self.replay_only:
+            return placeholder_env()
+        if self._records_from_stand_ins():
+            return placeholder_variables()
+        return contextlib.nullcontext()
+
+    def _records_from_stand_ins(self) -> bool:
+        if self.mode is RecordMode.NEW and self.path.exists():
+            return False  # its first runs replay: their placeholders come with each run
+        try:
+            upstreams = self.upstreams()  # a factory (the agui_upstream fixture) is called now
+        except Exception:  # the first recorded run says what is wrong with it
+            return False
+        return "default" in upstreams and all(map(_is_loopback, upstreams.values()))
 
     # --- the session's end ----------------------------------------------------------------------
 
@@ -631,3 +647,13 @@ def _usable_secrets(secrets: Iterable[str]) -> list[str]:
             continue
         usable.append(secret)
     return usable
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
