@@ -12,6 +12,11 @@ installed release lacks:
   keeps every wire field as it came;
 * models of 0.1.x dump their unset optional fields as ``null``; 1.0 omits them. :func:`dump`
   omits them on both.
+
+It also reads a ``RunAgentInput`` from what a caller hands over, a model or a wire mapping
+(:func:`coerce_input`): the run driver and the HTTP endpoint of ``server`` read the request with
+it, and ``recording`` a test's ``agui.run(agent, input)``; a bad input is an
+:class:`~agui_replay.errors.InvalidArgumentError` naming the first wrong field.
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunFinishedEvent
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from agui_replay.errors import InvalidArgumentError
 
 __all__ = [
     "HAS_CANCELLED_OUTCOME",
@@ -28,6 +35,8 @@ __all__ = [
     "LIBRARY_EVENT_TYPES",
     "RunFinishedCancelledOutcome",
     "WireEventModel",
+    "coerce_input",
+    "describe_validation_error",
     "dump",
     "input_model",
     "run_finished",
@@ -124,3 +133,28 @@ _LEGACY_REQUIRED: tuple[tuple[str, str, Any], ...] = (
     ("state", "state", None),
     ("forwardedProps", "forwarded_props", None),
 )
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """``field messages: Field required`` (plus how many more problems there are)."""
+    problems = error.errors()
+    first = problems[0]
+    where = ".".join(str(part) for part in first["loc"]) or "(body)"
+    more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+    return f"field {where}: {first['msg']}{more}"
+
+
+def coerce_input(input: RunAgentInput | Mapping[str, Any]) -> RunAgentInput:
+    """A ``RunAgentInput`` from a model or a wire mapping (camelCase or snake_case keys)."""
+    if isinstance(input, RunAgentInput):
+        return input
+    if not isinstance(input, Mapping):
+        raise InvalidArgumentError(
+            f"expected a RunAgentInput or a mapping, got {type(input).__name__}"
+        )
+    try:
+        return input_model(input)
+    except ValidationError as error:
+        raise InvalidArgumentError(
+            f"not a valid RunAgentInput: {describe_validation_error(error)}"
+        ) from None

@@ -1,4 +1,5 @@
-"""Writing files whole, and file names that every file system takes.
+"""Writing files whole, file names that every file system takes, and where a pending change
+lives (``NAME.json.pending``: the recording session writes it, ``agui-replay review`` finds it).
 
 Private infrastructure shared by ``cassette`` (``save_cassette`` writes through
 :func:`atomic_write_text`), ``recording`` (a refreshed cassette), ``cli`` (the HTML viewer, the
@@ -26,10 +27,12 @@ from agui_replay.errors import InvalidArgumentError
 
 __all__ = [
     "MAX_NAME_BYTES",
+    "PENDING_SUFFIX",
     "atomic_write_text",
     "contained_cassette_path",
     "fit_file_name",
     "is_temp_file",
+    "pending_path",
     "safe_file_name",
 ]
 
@@ -204,3 +207,12 @@ def contained_cassette_path(
         last = fit_file_name(last.removesuffix(".json"), max_bytes=_MAX_STEM_BYTES) + ".json"
     fitted = [part if part == os.pardir else fit_file_name(part) for part in folders]
     return anchor.joinpath(*fitted, last)
+
+
+PENDING_SUFFIX = ".pending"
+"""The suffix of a pending change beside its cassette."""
+
+
+def pending_path(cassette: Path) -> Path:
+    """Where the pending change of ``cassette`` is kept (``NAME.json.pending``)."""
+    return cassette.with_name(cassette.name + PENDING_SUFFIX)

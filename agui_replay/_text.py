@@ -1,11 +1,20 @@
-"""Short text for messages: a value's repr cut to a size, a line clipped to a width, and the
-JSON name of a value's type."""
+"""Short text for messages: a value's repr cut to a size, a line clipped to a width, the JSON
+name of a value's type, and the record commands a cassette's errors suggest (``cassette``
+writes them into a :class:`~agui_replay.errors.CassetteError`; ``recording`` puts the test's
+own command in their place)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["JSON_TYPE_NAMES", "clip", "json_type", "short_repr"]
+__all__ = [
+    "JSON_TYPE_NAMES",
+    "RECORD_HINT",
+    "UNNAMED_RECORD_COMMAND",
+    "clip",
+    "json_type",
+    "short_repr",
+]
 
 _NONE = type(None)
 JSON_TYPE_NAMES: dict[type, str] = {
@@ -82,3 +91,13 @@ def short_repr(value: Any, room: int = 60) -> str:
         return repr(value)[: room + 3]
     except Exception:  # a foreign object whose repr fails
         return f"<{type(value).__name__}>"
+
+
+RECORD_HINT = "Record it by running the test with `pytest --agui-record`."
+"""What a missing cassette's message says, unless the caller gives its own hint."""
+
+UNNAMED_RECORD_COMMAND = (
+    "`pytest path/to/test_file.py::test_name --agui-record` (the test that uses this file)"
+)
+"""The re-record command a broken cassette's message shows when the file does not say which
+test wrote it; the pytest plugin puts the test's own command in its place."""

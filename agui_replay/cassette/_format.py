@@ -39,9 +39,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from agui_replay._compat import input_model
 from agui_replay._files import atomic_write_text
-from agui_replay._hints import RECORD_HINT, UNNAMED_RECORD_COMMAND
 from agui_replay._limits import JSONLimitError, loads_json, non_finite_at
-from agui_replay._text import json_type, short_repr
+from agui_replay._text import RECORD_HINT, UNNAMED_RECORD_COMMAND, json_type, short_repr
 from agui_replay.cassette._lines import document_line
 from agui_replay.cassette._migration import FORMAT_VERSION, SUPPORTED_FORMAT_VERSIONS, migrate
 from agui_replay.errors import CassetteError, EventDecodeError, InvalidArgumentError

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agui_replay._age import age_days, describe_age
-from agui_replay._files import atomic_write_text
-from agui_replay._pending import PENDING_SUFFIX, pending_path
+from agui_replay._files import PENDING_SUFFIX, atomic_write_text, pending_path
 from agui_replay.assertions import explain_stream_diff
 from agui_replay.cassette import load_cassette, loads_cassette
 from agui_replay.cli._common import EXIT_DIFFERENT, EXIT_OK, _UsageError

@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agui_replay._files import atomic_write_text
-from agui_replay._pending import pending_path
+from agui_replay._files import atomic_write_text, pending_path
 from agui_replay.cassette import Cassette, dumps_cassette
 from agui_replay.recording._refresh import refreshed_cassette, stored_inputs
 from agui_replay.recording._runs import canonical

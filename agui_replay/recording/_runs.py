@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from agui_replay._runinput import coerce_input
+from agui_replay._compat import coerce_input
 from agui_replay.events import WireEvent
 
 if TYPE_CHECKING:

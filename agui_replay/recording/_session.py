@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 from urllib.parse import urlsplit
 
-from agui_replay._hints import UNNAMED_RECORD_COMMAND
 from agui_replay._normalizing import Rule, as_rules
 from agui_replay._secrets import MIN_SECRET_LENGTH
+from agui_replay._text import UNNAMED_RECORD_COMMAND
 from agui_replay.cassette import Cassette, CassetteRun, load_cassette
 from agui_replay.errors import AguiReplayError, CassetteError
 from agui_replay.events import WireEvent

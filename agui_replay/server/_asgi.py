@@ -40,8 +40,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from agui_replay._compat import input_model
-from agui_replay._runinput import describe_validation_error
+from agui_replay._compat import describe_validation_error, input_model
 from agui_replay.errors import AguiReplayError, InvalidArgumentError
 from agui_replay.server._cancel import CancellationToken
 from agui_replay.server._driver import _entry_point, _is_async, run_agent

@@ -32,8 +32,8 @@ from ag_ui.core import (
 from ag_ui.core import Interrupt as CoreInterrupt
 from pydantic import TypeAdapter
 
+from agui_replay._compat import coerce_input
 from agui_replay._eventtypes import UNORDERED_TYPES
-from agui_replay._runinput import coerce_input
 from agui_replay.errors import AgentError, BlockOpenError
 from agui_replay.events import EventLike, event_type, parse_event
 from agui_replay.server._cancel import CancellationToken

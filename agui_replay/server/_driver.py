@@ -43,8 +43,7 @@ from ag_ui.core import (
 )
 from pydantic import ValidationError
 
-from agui_replay._compat import RunFinishedCancelledOutcome, run_finished
-from agui_replay._runinput import coerce_input
+from agui_replay._compat import RunFinishedCancelledOutcome, coerce_input, run_finished
 from agui_replay.errors import AgentError, AguiReplayError, ProtocolViolation, UsageError
 from agui_replay.server._cancel import CancellationToken, RunCancelled
 from agui_replay.server._context import RunContext
