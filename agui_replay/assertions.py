@@ -30,12 +30,11 @@ from typing import Any, Literal, TypeAlias
 
 from agui_replay._jsondiff import MISSING, differences
 from agui_replay._limits import loads_json
-from agui_replay._verifymode import Mode
 from agui_replay.client import Session
 from agui_replay.errors import AguiReplayError, InvalidArgumentError, ProtocolViolation
 from agui_replay.events import EventLike, WireEvent, event_type, to_wire
 from agui_replay.patch import json_equal
-from agui_replay.verify import expand_chunks, verify_stream
+from agui_replay.verify import Mode, expand_chunks, verify_stream
 
 __all__ = [
     "assert_event_types",

@@ -28,7 +28,6 @@ from typing import Any, Literal
 
 from agui_replay._limits import JSONLimitError, loads_json
 from agui_replay._text import short_repr
-from agui_replay._verifymode import Mode
 from agui_replay.client import Session
 from agui_replay.errors import (
     EventDecodeError,
@@ -37,7 +36,7 @@ from agui_replay.errors import (
 )
 from agui_replay.events import WireEvent, parse_event
 from agui_replay.sse import SSEParser
-from agui_replay.verify import Verifier
+from agui_replay.verify import Mode, Verifier
 
 __all__ = [
     "InputFileError",

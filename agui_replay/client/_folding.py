@@ -43,7 +43,6 @@ from agui_replay._limits import (
     finite_throughout,
 )
 from agui_replay._text import short_repr
-from agui_replay._verifymode import Mode
 from agui_replay.client._messages import ABSENT, MessageList
 from agui_replay.errors import (
     AguiReplayError,
@@ -55,7 +54,7 @@ from agui_replay.errors import (
 from agui_replay.events import EVENT_TYPES, EventLike, parse_event, to_wire
 from agui_replay.patch import apply_patch, apply_patch_in_place
 from agui_replay.state import encode_state
-from agui_replay.verify import ChunkExpander, Verifier
+from agui_replay.verify import ChunkExpander, Mode, Verifier
 
 __all__ = ["EventPatchError", "Session", "apply_events"]
 

@@ -19,10 +19,10 @@ from typing import Any
 
 from ag_ui.core import RunFinishedEvent, RunStartedEvent
 
-from agui_replay._verifymode import Mode
 from agui_replay.client import Session
 from agui_replay.errors import AguiReplayError
 from agui_replay.events import EventLike, event_type
+from agui_replay.verify import Mode
 
 __all__ = ["fold", "serve"]
 

@@ -2,10 +2,11 @@
 
 from agui_replay._lazy import claim, moved_errors
 from agui_replay.verify._chunks import ChunkExpander, expand_chunks
-from agui_replay.verify._verifier import Verifier, verify_stream
+from agui_replay.verify._verifier import Mode, Verifier, verify_stream
 
 __all__ = [
     "ChunkExpander",
+    "Mode",
     "Verifier",
     "expand_chunks",
     "verify_stream",

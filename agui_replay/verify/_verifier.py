@@ -26,11 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn, TypeAlias
 
 from agui_replay._eventtypes import CHUNK_TYPES, require_stream
 from agui_replay._text import short_repr
-from agui_replay._verifymode import Mode
 from agui_replay.errors import (
     EventDecodeError,
     InvalidArgumentError,
@@ -48,7 +47,12 @@ from agui_replay.verify._chunks import str_field as _str_field
 from agui_replay.verify._chunks import wire_of as _wire
 from agui_replay.verify._schema import SchemaViolation, check_schema
 
-__all__ = ["SchemaViolation", "Verifier", "verify_stream"]
+__all__ = ["Mode", "SchemaViolation", "Verifier", "verify_stream"]
+
+Mode: TypeAlias = Literal["client", "strict"]
+"""The two rule sets a stream is verified against, the type of every ``mode`` argument:
+``"client"``, what the reference TypeScript client accepts; ``"strict"``, that and the rules a
+server should keep to where the client forgives (``docs/reference/verify.md`` lists them)."""
 
 
 _IDLE, _RUNNING, _FINISHED, _ERRORED = 0, 1, 2, 3

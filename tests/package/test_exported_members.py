@@ -79,7 +79,9 @@ def test_the_public_surface_does_not_grow() -> None:
     assert len(names) <= PUBLIC_NAMES_CEILING, sorted(names)
 
 
-PUBLIC_NAMES_CEILING = 153
+# 154: verify.Mode, the type of every mode argument, public since the shared module
+# that held it went (a user annotates with it).
+PUBLIC_NAMES_CEILING = 154
 
 
 @pytest.mark.parametrize("facade", ["agui_replay.providers"])
