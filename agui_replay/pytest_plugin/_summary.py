@@ -68,7 +68,8 @@ def summary_lines(
 
 def _counts(options: SessionOptions, ledger: Ledger, cleanup: Cleanup) -> list[Line]:
     counts = (
-        f"{len(ledger.recorded)} cassette(s) recorded, "
+        f"{len(ledger.recorded - ledger.unchanged)} cassette(s) recorded, "
+        + (f"{len(ledger.unchanged)} re-recorded unchanged, " if ledger.unchanged else "")
         + (f"{len(ledger.refreshed)} refreshed, " if options.refresh else "")
         + f"{len(ledger.replayed)} replayed, {len(cleanup.unused)} unused"
         + (f", {len(cleanup.pruned)} deleted" if cleanup.pruned else "")
@@ -89,7 +90,7 @@ def _counts(options: SessionOptions, ledger: Ledger, cleanup: Cleanup) -> list[L
 
 
 def _cassettes(ledger: Ledger, *, verbose: bool) -> list[Line]:
-    lines = [(f"  recorded: {p}", False) for p in sorted(ledger.recorded)]
+    lines = [(f"  recorded: {p}", False) for p in sorted(ledger.recorded - ledger.unchanged)]
     lines += [
         (f"  refreshed: {p} (events changed; interactions kept)", False)
         for p in sorted(ledger.refreshed)

@@ -147,6 +147,8 @@ def _note_outcome(
         ledger.refreshed.add(key)
     elif written is not None:
         ledger.recorded.add(key)
+        if session.unchanged:
+            ledger.unchanged.add(key)
     elif session.upstream_failures:
         ledger.failed.add(key)
     elif session.discarded:

@@ -119,6 +119,9 @@ class CassetteSession:
     renew_recorded_at: bool
     """A re-record writes today's ``recorded_at`` even when nothing else changed (a stale
     cassette re-recorded); otherwise an unchanged re-record keeps the file as it was."""
+    unchanged: bool
+    """A re-record saw the requests and answers the cassette holds: the file was left as it
+    was, byte for byte (:meth:`finish` still returns its path)."""
     discarded: bool
     """A recording :meth:`abandon` kept from being written (its test failed)."""
     record_errors: bool
@@ -173,6 +176,7 @@ class CassetteSession:
             FakeProvider(match_ignore=self.match_ignore)  # a bad glob fails here, not mid-run
         self.faults = list(faults)
         self.ignored_matches, self.tape, self.discarded = [], None, False
+        self.unchanged = False
         self.renew_recorded_at = renew_recorded_at
         self.record_errors, self.upstream_failures = record_errors, []
         self.normalizers = as_rules(normalizers, source="normalizers")
