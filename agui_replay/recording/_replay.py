@@ -12,7 +12,12 @@ import orjson
 from agui_replay._jsondiff import json_diff
 from agui_replay.cassette import CassetteRun
 from agui_replay.normalize import Normalizer
-from agui_replay.recording._comparison import check_replayed, matches_recording, short
+from agui_replay.recording._comparison import (
+    check_replayed,
+    compared,
+    matches_recording,
+    short,
+)
 from agui_replay.recording._modes import MissingCassetteError, RecordMode, ReplayMismatchError
 from agui_replay.recording._refresh import same_but_names
 from agui_replay.recording._runs import canonical
@@ -150,8 +155,9 @@ class Replayer:
             # Normalizing is idempotent: a recording stored normalized comes out as it was,
             # one stored by an older version gets today's rules, like the new stream.
             recorded.events = self.recorded_ids.events(recorded.events)
-        pending.expected = canonical(recorded.events)
-        pending.same = canonical(normalized) == pending.expected
+        raw = self.session.compare_raw
+        pending.expected = canonical(compared(recorded.events, raw=raw))
+        pending.same = canonical(compared(normalized, raw=raw)) == pending.expected
 
     def judge(self, pending: PendingRun, record: RunRecord) -> None:
         """The replayed run against its recording: faults checked, a refresh's events kept,
@@ -164,7 +170,8 @@ class Replayer:
             self.faults.check_run(pending.index, fake)
             return
         assert pending.recorded is not None
-        same = matches_recording(pending, record, session.secrets)
+        raw = session.compare_raw
+        same = matches_recording(pending, record, session.secrets, raw=raw)
         if session.refresh:  # a difference of the stream is what a refresh stores
             self.refreshing.judge(pending.index, fake, same)
             return
@@ -176,6 +183,7 @@ class Replayer:
             same,
             record_command=session.record_command,
             kept_in=self.pending.kept_in,
+            raw=raw,
         )
         if mismatch is not None:
             if mismatch.events_only:

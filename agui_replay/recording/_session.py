@@ -83,7 +83,9 @@ class CassetteSession:
     interactions stay byte-identical; a differing request fails the run and writes nothing.
     ``match_ignore`` lists JSON-pointer globs (``/messages/0/content``, ``/tools/*/description``)
     left out of the provider request bodies when a replay compares them with the recorded ones;
-    the requests that needed it are in :attr:`ignored_matches`.
+    the requests that needed it are in :attr:`ignored_matches`. ``compare_raw=True`` compares
+    the framework's own payloads too (a RAW event's ``event``, any event's ``rawEvent``),
+    which a replay leaves out by default.
     """
 
     ignore_hosts: list[str]
@@ -94,6 +96,9 @@ class CassetteSession:
     """What a replayed HTTP request is compared on besides its method and URL."""
     match_ignore: list[str]
     """JSON-pointer globs left out of the provider request bodies a replay compares."""
+    compare_raw: bool
+    """A replay compares RAW events' ``event`` and every ``rawEvent`` too (by default it
+    leaves them out: they repeat the model's input and output in the framework's shape)."""
     faults: list[Any]
     """Faults (:mod:`agui_replay.faults`) applied to the replayed responses (those with
     ``host=`` to the test's other recorded requests, through :meth:`taping`): the session
@@ -166,6 +171,7 @@ class CassetteSession:
         faults: Iterable[Any] = (),
         keep_pending: bool = False,
         renew_recorded_at: bool = False,
+        compare_raw: bool = False,
     ) -> None:
         self.path = Path(path)
         self.ignore_hosts = list(ignore_hosts)
@@ -175,6 +181,7 @@ class CassetteSession:
         if self.match_ignore:
             FakeProvider(match_ignore=self.match_ignore)  # a bad glob fails here, not mid-run
         self.faults = list(faults)
+        self.compare_raw = compare_raw
         self.ignored_matches, self.tape, self.discarded = [], None, False
         self.unchanged = False
         self.renew_recorded_at = renew_recorded_at
