@@ -20,7 +20,14 @@ if TYPE_CHECKING:
     from agui_replay.providers import FakeProvider
     from agui_replay.recording._runs import PendingRun, RunRecord
 
-__all__ = ["Mismatch", "check_replayed", "compared", "matches_recording", "short"]
+__all__ = [
+    "Mismatch",
+    "check_replayed",
+    "compared",
+    "converted_mismatch",
+    "matches_recording",
+    "short",
+]
 
 _ECHOES = ("rawEvent",)
 """Fields of any event that carry the framework's own event as it was (``BaseEvent.rawEvent``)."""
@@ -140,6 +147,34 @@ def check_replayed(
                 "accept them with `agui-replay review`."
             )
     return Mismatch(ReplayMismatchError("\n".join([header, *problems, footer])), events_only)
+
+
+def converted_mismatch(
+    where: str,
+    index: int,
+    mismatches: list[str],
+    failure: BaseException | None,
+    *,
+    record_command: str,
+) -> ReplayMismatchError:
+    """The error of run ``index`` whose stand-ins (the provider's, the tape's) answered a
+    request with a mismatch, which the agent or its framework then turned into an error of
+    its own (``failure``: an exception, an ASGI app's 500; ``None``: a ``RUN_ERROR``): the
+    mismatch comes first, as the cause, with the command to re-record."""
+    shown = "\n".join(f"  {line}" for text in mismatches for line in text.splitlines())
+    lines = [
+        f"{where}: run #{index} does not replay as recorded: a request differs from the "
+        f"recorded ones:",
+        shown,
+    ]
+    if failure is not None:
+        said = " ".join(str(failure).split())
+        lines.append(
+            f"The agent failed on the stand-in's answer to it ({type(failure).__name__}: "
+            f"{clip(said, 200)}); that failure is the mismatch's, not the agent's."
+        )
+    lines.append(f"If the change is intended, re-record with `{record_command}`.")
+    return ReplayMismatchError("\n".join(lines))
 
 
 def early_run_error(events: list[WireEvent]) -> str | None:

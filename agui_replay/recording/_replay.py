@@ -15,6 +15,7 @@ from agui_replay.normalize import Normalizer
 from agui_replay.recording._comparison import (
     check_replayed,
     compared,
+    converted_mismatch,
     matches_recording,
     short,
 )
@@ -131,6 +132,35 @@ class Replayer:
         raise ReplayMismatchError(
             f"{where}: run #{pending.index} starts from another input than the recorded "
             f"one:\n{shown}\nRe-record with `{command}` if the change is intended."
+        )
+
+    def stand_in_mismatches(self, pending: PendingRun) -> list[str]:
+        """What the stand-ins answered with a mismatch during run ``pending``: the provider's
+        request differences (a replayed run), then the requests the tape matched to nothing."""
+        session = self.session
+        fake = session.provider.fake if pending.replay else None
+        found = [str(e) for e in fake.errors] if fake is not None else []
+        tape = session.tape
+        if tape is not None:
+            found += list(tape.errors[pending.tape_errors_before :])
+        return found
+
+    def failed_on_mismatch(
+        self, pending: PendingRun, failure: BaseException | None
+    ) -> ReplayMismatchError | None:
+        """The :class:`ReplayMismatchError` of run ``pending`` when a stand-in answered one of
+        its requests with a mismatch (``None``: none did): raised in place of ``failure``, the
+        error the agent or its framework made of that answer."""
+        found = self.stand_in_mismatches(pending)
+        if not found:
+            return None
+        session = self.session
+        return converted_mismatch(
+            str(session.path),
+            pending.index,
+            found,
+            failure,
+            record_command=session.record_command,
         )
 
     def served(self, pending: PendingRun) -> list[dict[str, Any]]:

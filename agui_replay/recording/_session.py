@@ -580,11 +580,17 @@ class CassetteSession:
                 self.ids.run(pending.index) if self.ids is not None else contextlib.nullcontext(),
             ):
                 yield
-        except BaseException as exc:
+        except Exception as exc:
             self.provider._idle()
-            failed = self._recorder.upstream_failed(pending)
+            failed: AguiReplayError | None = self._recorder.upstream_failed(pending)
+            if failed is None and not isinstance(exc, (ReplayMismatchError, NetworkBlockedError)):
+                # the agent (or its framework) failed on a stand-in's mismatch answer
+                failed = self._replayer.failed_on_mismatch(pending, exc)
             if failed is not None:
                 raise failed from exc
+            raise
+        except BaseException:
+            self.provider._idle()
             raise
 
     def _end(self, pending: PendingRun, events: list[WireEvent]) -> list[WireEvent]:
@@ -612,8 +618,8 @@ class CassetteSession:
         if failed is not None:
             raise failed
         missed = self.tape.errors[pending.tape_errors_before :] if self.tape is not None else []
-        if missed:
-            raise ReplayMismatchError(missed[0])
+        if missed:  # a tool's request matched nothing (the agent may have gone on without it)
+            raise self._replayer.failed_on_mismatch(pending, None) or ReplayMismatchError(missed[0])
         blocked = self.guard.violations[pending.violations_before :]
         if blocked:
             raise NetworkBlockedError(
