@@ -210,6 +210,7 @@ class CassetteSession:
         self.before_record, self.pending_path = None, None
         self._started = self._existed = self._finished = False
         self._cassette: Cassette | None = None  # as read, once, by start
+        self._mismatched_early = False  # a replayed run failed on a mismatch before its end
         self._lock = threading.Lock()
         self._live_ids = Normalizer(rules=self.normalizers)  # the runs now (see Replayer)
         self._faults = FaultChecks(self.faults, self.path)
@@ -384,10 +385,11 @@ class CassetteSession:
 
     @property
     def outcome(self) -> Literal["recorded", "replayed"] | None:
-        """``"recorded"`` if any run was recorded, ``"replayed"`` if runs only replayed."""
+        """``"recorded"`` if any run was recorded, ``"replayed"`` if runs only replayed (a run
+        that failed on a replay mismatch before its end included)."""
         if any(r.action == "recorded" for r in self.runs):
             return "recorded"
-        return "replayed" if self.runs else None
+        return "replayed" if self.runs or self._mismatched_early else None
 
     def __enter__(self) -> CassetteSession:
         if self.replay_only:
@@ -586,6 +588,7 @@ class CassetteSession:
             if failed is None and not isinstance(exc, (ReplayMismatchError, NetworkBlockedError)):
                 # the agent (or its framework) failed on a stand-in's mismatch answer
                 failed = self._replayer.failed_on_mismatch(pending, exc)
+                self._mismatched_early |= failed is not None
             if failed is not None:
                 raise failed from exc
             raise

@@ -87,6 +87,8 @@ def _keep_chunks(new: Mapping[str, Any], old: Mapping[str, Any]) -> dict[str, An
     return {**new, "response": before}
 
 
+_MINTED_LENGTH = 16
+"""The shortest session id read as the file's: a random one (MCP's are 32 hex digits)."""
 _SESSION_QUERY = re.compile(r"[?&]session_id=([^&#\s\"]+)")
 
 
@@ -114,6 +116,8 @@ def _same_sessions(
     minted, kept = _session_ids(new), _session_ids(old)
     if not minted or len(minted) != len(kept) or minted == kept:
         return new
+    if min(len(i) for i in (*minted, *kept)) < _MINTED_LENGTH:
+        return new  # a short id could be any other value too: not replaced blindly
     text = orjson.dumps(new).decode()
     if any(k in text for k in kept if k not in minted):
         return new  # an old id already means something in the new recording: leave it
@@ -153,8 +157,11 @@ def steady_cassette(
     """``new`` as it should be written over the cassette at ``path``, or ``None`` when the file
     already holds exactly that (leave it untouched).
 
-    Chunk offsets of a response equal to the one at the same place in the file are kept; when
-    everything else is equal, so are the file's ``recorded_at`` and ``library_version``. A
+    A response that said what the file's response said keeps the file's (its timing: chunk
+    offsets, boundaries, ``after``, how a stream ended): a provider's compared with the one at
+    its place in its run, an ``http`` exchange with the file's exchange of the same request
+    (MCP session ids read as the file's); when everything else is equal, so are the file's
+    ``recorded_at`` and ``library_version``. A
     file that cannot be read is simply replaced. ``keep_date=False`` (a stale cassette
     re-recorded) writes ``new`` with its own ``recorded_at`` even then: the date is renewed.
     """

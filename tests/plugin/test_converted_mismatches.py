@@ -165,6 +165,7 @@ def test_a_mismatch_the_framework_converts_still_fails_as_a_mismatch(
     assert "recorded city=Paris where now city=Rome" in _section(out, NAMES[3]), out
     assert "answered HTTP 500" in _section(out, "test_app_answers_500")  # what the app made of it
     assert "starlette" not in out  # no framework traceback
+    assert "0 replayed, 0 unused, 4 did not replay" in out
 
 
 def _section(out: str, name: str) -> str:

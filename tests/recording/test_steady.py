@@ -16,6 +16,7 @@ EVENTS = [
     {"type": "RUN_FINISHED", "threadId": "thread", "runId": "run-1"},
 ]
 URL = "http://127.0.0.1:8000/mcp"
+OLD_ID, NEW_ID = "3f6c0d9e8b7a4c21a5e0f1d2c3b4a596", "9a8b7c6d5e4f40312a1b2c3d4e5f6071"
 
 
 def _exchange(session: str, chunks: list[dict[str, Any]], **response: Any) -> dict[str, Any]:
@@ -37,27 +38,36 @@ def _cassette(http: list[dict[str, Any]], recorded_at: str) -> Cassette:
 
 def test_a_stream_that_said_the_same_keeps_the_file(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
-    old = [_exchange("aaaa1111", [{"offset": 0.01, "data": "one two"}], end_after=3)]
+    old = [_exchange(OLD_ID, [{"offset": 0.01, "data": "one two"}], end_after=3)]
     save_cassette(_cassette(old, "2026-01-01T00:00:00Z"), path)
     before = path.read_bytes()
     # another session id, other reads, other offsets, closed by the client a moment first
     chunks = [{"offset": 0.02, "data": "one "}, {"offset": 0.05, "data": "two", "after": 2}]
-    new = _cassette([_exchange("bbbb2222", chunks, open=True)], "2026-02-02T00:00:00Z")
+    new = _cassette([_exchange(NEW_ID, chunks, open=True)], "2026-02-02T00:00:00Z")
     assert steady_cassette(new, path, secrets=[]) is None
     assert path.read_bytes() == before
 
 
 def test_a_stream_that_said_something_else_is_written(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
-    old = [_exchange("aaaa1111", [{"offset": 0.01, "data": "one two"}])]
+    old = [_exchange(OLD_ID, [{"offset": 0.01, "data": "one two"}])]
     save_cassette(_cassette(old, "2026-01-01T00:00:00Z"), path)
-    changed = [_exchange("bbbb2222", [{"offset": 0.02, "data": "one three"}])]
+    changed = [_exchange(NEW_ID, [{"offset": 0.02, "data": "one three"}])]
     steady = steady_cassette(_cassette(changed, "2026-02-02T00:00:00Z"), path, secrets=[])
     assert steady is not None
     assert steady.recorded_at == "2026-02-02T00:00:00Z"
     response = steady.http[0]["response"]
     assert response["chunks"] == [{"offset": 0.02, "data": "one three"}]
-    assert response["headers"] == {"mcp-session-id": "aaaa1111"}  # the id is read as the file's
+    assert response["headers"] == {"mcp-session-id": OLD_ID}  # the id is read as the file's
+
+
+def test_a_short_session_id_is_not_read_as_the_files(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    save_cassette(_cassette([_exchange("7", [{"offset": 0.01, "data": "7 days"}])], "x"), path)
+    new = _cassette([_exchange("8", [{"offset": 0.02, "data": "7 days"}])], "y")
+    steady = steady_cassette(new, path, secrets=[])
+    assert steady is not None
+    assert steady.http[0]["request"]["headers"] == {"mcp-session-id": "8"}
 
 
 def test_exchanges_keep_their_timing_by_request_not_by_place(tmp_path: Path) -> None:
