@@ -18,6 +18,9 @@ class Ledger:
     them) and tests each outcome of the session counts."""
 
     recorded: set[str] = field(default_factory=set)
+    unchanged: set[str] = field(default_factory=set)
+    """Recorded cassettes whose re-record changed nothing: left untouched (in ``recorded``
+    too)."""
     refreshed: set[str] = field(default_factory=set)
     """Cassettes whose events ``--agui-refresh`` changed."""
     replayed: set[str] = field(default_factory=set)

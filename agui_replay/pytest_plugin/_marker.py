@@ -142,6 +142,7 @@ KEYS: dict[str, _Key] = {
     "drop_hosts": _Key((), _host_list),
     "match_on": _Key(None, _rules),
     "match_ignore": _Key((), _texts),
+    "compare_raw": _Key(False, _flag),
     "record_on_failure": _Key(None, _given, "False"),
     "faults": _Key((), _faults),
 }

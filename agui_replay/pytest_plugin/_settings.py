@@ -57,6 +57,7 @@ class CassetteSettings:
     match_on: tuple[Any, ...]
     faults: tuple[Any, ...]
     match_ignore: tuple[str, ...]
+    compare_raw: bool
     renew_recorded_at: bool
     """A stale cassette re-recorded (``agui_on_stale = record``): written with today's date."""
     keep_pending: bool = True
@@ -127,6 +128,7 @@ def build_settings(
         match_on=options.match_on if marker["match_on"] is None else marker["match_on"],
         faults=marker["faults"],
         match_ignore=(*options.match_ignore, *marker["match_ignore"]),
+        compare_raw=marker["compare_raw"],
         renew_recorded_at=stale_days is not None,
         stale_days=stale_days,
         record_on_failure=bool(

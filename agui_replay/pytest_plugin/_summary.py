@@ -68,7 +68,8 @@ def summary_lines(
 def _counts(options: SessionOptions, ledger: Ledger, cleanup: Cleanup) -> list[Line]:
     renewed = f" ({len(ledger.renewed)} stale, agui_on_stale = record)" if ledger.renewed else ""
     counts = (
-        f"{len(ledger.recorded)} cassette(s) recorded{renewed}, "
+        f"{len(ledger.recorded - ledger.unchanged)} cassette(s) recorded{renewed}, "
+        + (f"{len(ledger.unchanged)} re-recorded unchanged, " if ledger.unchanged else "")
         + (f"{len(ledger.refreshed)} refreshed, " if options.refresh else "")
         + f"{len(ledger.replayed)} replayed, {len(cleanup.unused)} unused"
         + (f", {len(cleanup.pruned)} deleted" if cleanup.pruned else "")
@@ -95,7 +96,7 @@ def _cassettes(ledger: Ledger, *, verbose: bool) -> list[Line]:
         (f"  recorded: {p} (stale, {ages[p]}; agui_on_stale = record)", False)
         if p in ages
         else (f"  recorded: {p}", False)
-        for p in sorted(ledger.recorded)
+        for p in sorted(ledger.recorded - ledger.unchanged)
     ]
     lines += [
         (f"  refreshed: {p} (events changed; interactions kept)", False)

@@ -156,6 +156,8 @@ def _note_outcome(
         ledger.recorded.add(key)
         if stale_days is not None:
             ledger.renewed.add(f"{key} ({_age(stale_days)} old)")
+        if session.unchanged:
+            ledger.unchanged.add(key)
     elif session.upstream_failures:
         ledger.failed.add(key)
     elif session.discarded:

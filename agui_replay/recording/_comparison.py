@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from agui_replay._text import clip
 from agui_replay.assertions import explain_stream_diff
 from agui_replay.events import WireEvent
@@ -18,7 +20,36 @@ if TYPE_CHECKING:
     from agui_replay.providers import FakeProvider
     from agui_replay.recording._runs import PendingRun, RunRecord
 
-__all__ = ["Mismatch", "check_replayed", "matches_recording", "short"]
+__all__ = [
+    "Mismatch",
+    "check_replayed",
+    "compared",
+    "converted_mismatch",
+    "matches_recording",
+    "short",
+]
+
+_ECHOES = ("rawEvent",)
+"""Fields of any event that carry the framework's own event as it was (``BaseEvent.rawEvent``)."""
+
+
+def compared(events: list[WireEvent], *, raw: bool = False) -> list[WireEvent]:
+    """What a replay compares of a stream: every event, but (unless ``raw``) without the
+    framework's own payloads, which repeat the model's input and output in the framework's
+    shape: a RAW event's ``event`` and any event's ``rawEvent``. A RAW event still counts
+    where it stands, with its ``source``."""
+    if raw:
+        return events
+    shown: list[WireEvent] = []
+    for event in events:
+        if event.get("type") == "RAW" or any(k in event for k in _ECHOES):
+            event = {
+                k: v
+                for k, v in event.items()
+                if k not in _ECHOES and not (k == "event" and event.get("type") == "RAW")
+            }
+        shown.append(event)
+    return shown
 
 
 @dataclass
@@ -30,14 +61,22 @@ class Mismatch:
     """Every provider request matched: only the agent's own events changed."""
 
 
-def matches_recording(pending: PendingRun, record: RunRecord, secrets: list[str]) -> bool:
-    """Whether the new stream equals the recorded one (canonical bytes). The recording is
-    scrubbed, so on a difference a key-shaped string the agent emits is scrubbed too (and
-    :attr:`RunRecord.normalized` keeps the scrubbed events)."""
-    if pending.same or canonical(record.normalized) == pending.expected:
-        return True
-    record.normalized = scrub(record.normalized, secrets=secrets)
-    return canonical(record.normalized) == pending.expected
+def matches_recording(
+    pending: PendingRun, record: RunRecord, secrets: list[str], *, raw: bool = False
+) -> bool:
+    """Whether the new stream equals the recorded one (canonical bytes of :func:`compared`).
+    The recording is scrubbed, so on a difference a key-shaped string the agent emits is
+    scrubbed too (and :attr:`RunRecord.normalized` keeps the scrubbed events). A stream equal
+    to the recording only once the framework's payloads are left out keeps the recorded
+    events (so a snapshot of it reads as recorded)."""
+    same = pending.same or canonical(compared(record.normalized, raw=raw)) == pending.expected
+    if not same:
+        record.normalized = scrub(record.normalized, secrets=secrets)
+        same = canonical(compared(record.normalized, raw=raw)) == pending.expected
+    recorded = pending.recorded
+    if same and not raw and recorded is not None and recorded.events != record.normalized:
+        record.normalized = orjson.loads(orjson.dumps(recorded.events))
+    return same
 
 
 def check_replayed(
@@ -49,6 +88,7 @@ def check_replayed(
     *,
     record_command: str,
     kept_in: str | None,
+    raw: bool = False,
 ) -> Mismatch | None:
     """The mismatch of a replayed run (``None``: it replays as recorded). ``same`` says the
     stream matched (:func:`matches_recording`); ``kept_in`` is where a change of the events
@@ -62,7 +102,10 @@ def check_replayed(
         )
     if not same:
         lines = explain_stream_diff(
-            pending.recorded.events, record.normalized, left_name="recorded", right_name="replayed"
+            compared(pending.recorded.events, raw=raw),
+            compared(record.normalized, raw=raw),
+            left_name="recorded",
+            right_name="replayed",
         )
         problems.append("the agent's stream differs from the recording: " + "\n".join(lines))
     if fake.unserved and not fake.errors:
@@ -104,6 +147,34 @@ def check_replayed(
                 "accept them with `agui-replay review`."
             )
     return Mismatch(ReplayMismatchError("\n".join([header, *problems, footer])), events_only)
+
+
+def converted_mismatch(
+    where: str,
+    index: int,
+    mismatches: list[str],
+    failure: BaseException | None,
+    *,
+    record_command: str,
+) -> ReplayMismatchError:
+    """The error of run ``index`` whose stand-ins (the provider's, the tape's) answered a
+    request with a mismatch, which the agent or its framework then turned into an error of
+    its own (``failure``: an exception, an ASGI app's 500; ``None``: a ``RUN_ERROR``): the
+    mismatch comes first, as the cause, with the command to re-record."""
+    shown = "\n".join(f"  {line}" for text in mismatches for line in text.splitlines())
+    lines = [
+        f"{where}: run #{index} does not replay as recorded: a request differs from the "
+        f"recorded ones:",
+        shown,
+    ]
+    if failure is not None:
+        said = " ".join(str(failure).split())
+        lines.append(
+            f"The agent failed on the stand-in's answer to it ({type(failure).__name__}: "
+            f"{clip(said, 200)}); that failure is the mismatch's, not the agent's."
+        )
+    lines.append(f"If the change is intended, re-record with `{record_command}`.")
+    return ReplayMismatchError("\n".join(lines))
 
 
 def early_run_error(events: list[WireEvent]) -> str | None:

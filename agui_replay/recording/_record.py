@@ -118,6 +118,7 @@ class RunRecorder:
             )
             if steady is None:
                 _log.debug("%s: re-recorded unchanged, the file is left as it was", path)
+                session.unchanged = True
                 return path
             cassette = steady
         _log.debug("%s: writing %d run(s)", path, len(runs))

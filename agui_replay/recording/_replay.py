@@ -12,7 +12,13 @@ import orjson
 from agui_replay._jsondiff import json_diff
 from agui_replay.cassette import CassetteRun
 from agui_replay.normalize import Normalizer
-from agui_replay.recording._comparison import check_replayed, matches_recording, short
+from agui_replay.recording._comparison import (
+    check_replayed,
+    compared,
+    converted_mismatch,
+    matches_recording,
+    short,
+)
 from agui_replay.recording._modes import MissingCassetteError, RecordMode, ReplayMismatchError
 from agui_replay.recording._refresh import same_but_names
 from agui_replay.recording._runs import canonical
@@ -128,6 +134,35 @@ class Replayer:
             f"one:\n{shown}\nRe-record with `{command}` if the change is intended."
         )
 
+    def stand_in_mismatches(self, pending: PendingRun) -> list[str]:
+        """What the stand-ins answered with a mismatch during run ``pending``: the provider's
+        request differences (a replayed run), then the requests the tape matched to nothing."""
+        session = self.session
+        fake = session.provider.fake if pending.replay else None
+        found = [str(e) for e in fake.errors] if fake is not None else []
+        tape = session.tape
+        if tape is not None:
+            found += list(tape.errors[pending.tape_errors_before :])
+        return found
+
+    def failed_on_mismatch(
+        self, pending: PendingRun, failure: BaseException | None
+    ) -> ReplayMismatchError | None:
+        """The :class:`ReplayMismatchError` of run ``pending`` when a stand-in answered one of
+        its requests with a mismatch (``None``: none did): raised in place of ``failure``, the
+        error the agent or its framework made of that answer."""
+        found = self.stand_in_mismatches(pending)
+        if not found:
+            return None
+        session = self.session
+        return converted_mismatch(
+            str(session.path),
+            pending.index,
+            found,
+            failure,
+            record_command=session.record_command,
+        )
+
     def served(self, pending: PendingRun) -> list[dict[str, Any]]:
         """At the run's end: the recorded interactions it was served from (a copy, so a test
         reads the same on replay as when it recorded, and cannot change the cassette)."""
@@ -150,8 +185,9 @@ class Replayer:
             # Normalizing is idempotent: a recording stored normalized comes out as it was,
             # one stored by an older version gets today's rules, like the new stream.
             recorded.events = self.recorded_ids.events(recorded.events)
-        pending.expected = canonical(recorded.events)
-        pending.same = canonical(normalized) == pending.expected
+        raw = self.session.compare_raw
+        pending.expected = canonical(compared(recorded.events, raw=raw))
+        pending.same = canonical(compared(normalized, raw=raw)) == pending.expected
 
     def judge(self, pending: PendingRun, record: RunRecord) -> None:
         """The replayed run against its recording: faults checked, a refresh's events kept,
@@ -164,7 +200,8 @@ class Replayer:
             self.faults.check_run(pending.index, fake)
             return
         assert pending.recorded is not None
-        same = matches_recording(pending, record, session.secrets)
+        raw = session.compare_raw
+        same = matches_recording(pending, record, session.secrets, raw=raw)
         if session.refresh:  # a difference of the stream is what a refresh stores
             self.refreshing.judge(pending.index, fake, same)
             return
@@ -176,6 +213,7 @@ class Replayer:
             same,
             record_command=session.record_command,
             kept_in=self.pending.kept_in,
+            raw=raw,
         )
         if mismatch is not None:
             if mismatch.events_only:

@@ -85,7 +85,9 @@ class CassetteSession:
     interactions stay byte-identical; a differing request fails the run and writes nothing.
     ``match_ignore`` lists JSON-pointer globs (``/messages/0/content``, ``/tools/*/description``)
     left out of the provider request bodies when a replay compares them with the recorded ones;
-    the requests that needed it are in :attr:`ignored_matches`.
+    the requests that needed it are in :attr:`ignored_matches`. ``compare_raw=True`` compares
+    the framework's own payloads too (a RAW event's ``event``, any event's ``rawEvent``),
+    which a replay leaves out by default.
     """
 
     ignore_hosts: list[str]
@@ -96,6 +98,9 @@ class CassetteSession:
     """What a replayed HTTP request is compared on besides its method and URL."""
     match_ignore: list[str]
     """JSON-pointer globs left out of the provider request bodies a replay compares."""
+    compare_raw: bool
+    """A replay compares RAW events' ``event`` and every ``rawEvent`` too (by default it
+    leaves them out: they repeat the model's input and output in the framework's shape)."""
     faults: list[Any]
     """Faults (:mod:`agui_replay.faults`) applied to the replayed responses (those with
     ``host=`` to the test's other recorded requests, through :meth:`taping`): the session
@@ -121,6 +126,9 @@ class CassetteSession:
     renew_recorded_at: bool
     """A re-record writes today's ``recorded_at`` even when nothing else changed (a stale
     cassette re-recorded); otherwise an unchanged re-record keeps the file as it was."""
+    unchanged: bool
+    """A re-record saw the requests and answers the cassette holds: the file was left as it
+    was, byte for byte (:meth:`finish` still returns its path)."""
     discarded: bool
     """A recording :meth:`abandon` kept from being written (its test failed)."""
     record_errors: bool
@@ -165,6 +173,7 @@ class CassetteSession:
         faults: Iterable[Any] = (),
         keep_pending: bool = False,
         renew_recorded_at: bool = False,
+        compare_raw: bool = False,
     ) -> None:
         self.path = Path(path)
         self.ignore_hosts = list(ignore_hosts)
@@ -174,7 +183,9 @@ class CassetteSession:
         if self.match_ignore:
             FakeProvider(match_ignore=self.match_ignore)  # a bad glob fails here, not mid-run
         self.faults = list(faults)
+        self.compare_raw = compare_raw
         self.ignored_matches, self.tape, self.discarded = [], None, False
+        self.unchanged = False
         self.renew_recorded_at = renew_recorded_at
         self.record_errors, self.upstream_failures = record_errors, []
         self.normalizers = as_rules(normalizers, source="normalizers")
@@ -201,6 +212,7 @@ class CassetteSession:
         self.before_record, self.pending_path = None, None
         self._started = self._existed = self._finished = False
         self._cassette: Cassette | None = None  # as read, once, by start
+        self._mismatched_early = False  # a replayed run failed on a mismatch before its end
         self._lock = threading.Lock()
         self._live_ids = Normalizer(rules=self.normalizers)  # the runs now (see Replayer)
         self._faults = FaultChecks(self.faults, self.path)
@@ -389,10 +401,11 @@ class CassetteSession:
 
     @property
     def outcome(self) -> Literal["recorded", "replayed"] | None:
-        """``"recorded"`` if any run was recorded, ``"replayed"`` if runs only replayed."""
+        """``"recorded"`` if any run was recorded, ``"replayed"`` if runs only replayed (a run
+        that failed on a replay mismatch before its end included)."""
         if any(r.action == "recorded" for r in self.runs):
             return "recorded"
-        return "replayed" if self.runs else None
+        return "replayed" if self.runs or self._mismatched_early else None
 
     def __enter__(self) -> CassetteSession:
         if self.replay_only:
@@ -585,11 +598,18 @@ class CassetteSession:
                 self.ids.run(pending.index) if self.ids is not None else contextlib.nullcontext(),
             ):
                 yield
-        except BaseException as exc:
+        except Exception as exc:
             self.provider._idle()
-            failed = self._recorder.upstream_failed(pending)
+            failed: AguiReplayError | None = self._recorder.upstream_failed(pending)
+            if failed is None and not isinstance(exc, (ReplayMismatchError, NetworkBlockedError)):
+                # the agent (or its framework) failed on a stand-in's mismatch answer
+                failed = self._replayer.failed_on_mismatch(pending, exc)
+                self._mismatched_early |= failed is not None
             if failed is not None:
                 raise failed from exc
+            raise
+        except BaseException:
+            self.provider._idle()
             raise
 
     def _end(self, pending: PendingRun, events: list[WireEvent]) -> list[WireEvent]:
@@ -617,8 +637,8 @@ class CassetteSession:
         if failed is not None:
             raise failed
         missed = self.tape.errors[pending.tape_errors_before :] if self.tape is not None else []
-        if missed:
-            raise ReplayMismatchError(missed[0])
+        if missed:  # a tool's request matched nothing (the agent may have gone on without it)
+            raise self._replayer.failed_on_mismatch(pending, None) or ReplayMismatchError(missed[0])
         blocked = self.guard.violations[pending.violations_before :]
         if blocked:
             raise NetworkBlockedError(

@@ -1,21 +1,27 @@
 """Byte-stable re-records: what a cassette session stores is the same when nothing changed.
 
-Two sources of noise are removed. Volatile response headers (the ``date``, request ids,
-processing times, rate-limit counters, cookies) are not stored. The timing of a re-recorded
-response whose chunks are the same as before keeps the offsets recorded then, and a cassette
-whose content is the same as the file's keeps the file's ``recorded_at`` and
-``library_version``: such a file is not written at all, so it stays byte-identical.
+Three sources of noise are removed. Volatile response headers (the ``date``, request ids,
+processing times, rate-limit counters, cookies) are not stored. A re-recorded response that
+says what the file's response at its place said (a provider's, or, in ``http``, a tool's or
+an MCP server's with the same request) keeps the chunks recorded then: their offsets, their
+boundaries and their ``after``. The session ids an MCP server mints anew for each recording
+are read as the file's. A cassette whose content is then the same as the file's keeps the
+file's ``recorded_at`` and ``library_version``: such a file is not written at all, so it
+stays byte-identical.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from agui_replay.cassette import Cassette, dumps_cassette, load_cassette
 from agui_replay.errors import CassetteError
+from agui_replay.recording._runs import canonical
 
 __all__ = ["VOLATILE_HEADERS", "is_volatile_header", "steady_cassette", "without_volatile"]
 
@@ -51,27 +57,98 @@ def without_volatile(interactions: Iterable[Mapping[str, Any]]) -> list[dict[str
     return out
 
 
-def _chunk_data(interaction: Any) -> list[Any] | None:
-    response = interaction.get("response") if isinstance(interaction, Mapping) else None
-    chunks = response.get("chunks") if isinstance(response, Mapping) else None
-    if not isinstance(chunks, list) or not chunks:
-        return None
-    if not all(isinstance(c, Mapping) for c in chunks):
-        return None
-    return [c.get("data") for c in chunks]
+_TIMING = ("chunks", "open", "end_after")
+"""The parts of a recorded response that say when it arrived, not what it said: its chunks'
+offsets, boundaries and ``after``, and when a long-lived stream ended (``end_after`` after
+the last request, or ``open`` when the client closed it a moment before)."""
 
 
-def _keep_offsets(new: Mapping[str, Any], old: Mapping[str, Any]) -> dict[str, Any]:
-    """``new`` with ``old``'s chunk offsets when both responses streamed the same chunks."""
-    data = _chunk_data(new)
-    if data is None or data != _chunk_data(old):
+def _body_of(response: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """What a response said, whatever its network reads: its fields besides its timing, and
+    its chunks' data (joined when every chunk is text; else chunk by chunk)."""
+    chunks = response.get("chunks")
+    if not isinstance(chunks, list) or not all(isinstance(c, Mapping) for c in chunks):
+        return None
+    rest = canonical({k: v for k, v in response.items() if k not in _TIMING})
+    if any(c.get("encoding") for c in chunks):
+        return rest, [(c.get("data"), c.get("encoding")) for c in chunks]
+    return rest, "".join(str(c.get("data", "")) for c in chunks)
+
+
+def _keep_chunks(new: Mapping[str, Any], old: Mapping[str, Any]) -> dict[str, Any]:
+    """``new`` with ``old``'s response when both said the same, whatever their timing
+    (:data:`_TIMING`): the recording made then is as true of today's answer."""
+    response, before = new.get("response"), old.get("response")
+    if not isinstance(response, Mapping) or not isinstance(before, Mapping):
         return dict(new)
-    old_chunks = old["response"]["chunks"]
-    chunks = [
-        {**chunk, "offset": before.get("offset", chunk.get("offset"))}
-        for chunk, before in zip(new["response"]["chunks"], old_chunks, strict=True)
-    ]
-    return {**new, "response": {**new["response"], "chunks": chunks}}
+    said = _body_of(response)
+    if said is None or said != _body_of(before):
+        return dict(new)
+    return {**new, "response": before}
+
+
+_MINTED_LENGTH = 16
+"""The shortest session id read as the file's: a random one (MCP's are 32 hex digits)."""
+_SESSION_QUERY = re.compile(r"[?&]session_id=([^&#\s\"]+)")
+
+
+def _session_ids(exchanges: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The ids the servers minted for their sessions (MCP's ``mcp-session-id`` header, the
+    legacy SSE transport's ``session_id`` query), in the order they first appear."""
+    found: list[str] = []
+    for exchange in exchanges:
+        request, response = exchange.get("request"), exchange.get("response")
+        for part in (request, response):
+            headers = part.get("headers") if isinstance(part, Mapping) else None
+            if isinstance(headers, Mapping):
+                found += [str(v) for k, v in headers.items() if k.lower() == "mcp-session-id"]
+        if isinstance(request, Mapping):
+            found += _SESSION_QUERY.findall(str(request.get("url", "")))
+    return list(dict.fromkeys(found))
+
+
+def _same_sessions(
+    new: list[dict[str, Any]], old: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """``new`` with the session ids its servers minted now replaced by those of ``old`` (one
+    for one, in order of appearance): a server's new random id is no new answer, and a
+    replay serves the recorded id back to the client anyway."""
+    minted, kept = _session_ids(new), _session_ids(old)
+    if not minted or len(minted) != len(kept) or minted == kept:
+        return new
+    if min(len(i) for i in (*minted, *kept)) < _MINTED_LENGTH:
+        return new  # a short id could be any other value too: not replaced blindly
+    text = orjson.dumps(new).decode()
+    if any(k in text for k in kept if k not in minted):
+        return new  # an old id already means something in the new recording: leave it
+    for now, before in zip(minted, kept, strict=True):
+        text = text.replace(now, before)
+    steadied: list[dict[str, Any]] = orjson.loads(text)
+    return steadied
+
+
+def _steady_http(
+    new: list[dict[str, Any]], old: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The test's other exchanges (``http``): each one whose request and answer are those of
+    an exchange of ``old`` (the one at its place first, else the first unpaired one with its
+    request) keeps that exchange's chunks."""
+    new = _same_sessions(new, old)
+    requests = [canonical(e.get("request")) for e in old]
+    paired = [False] * len(old)
+    out = []
+    for n, exchange in enumerate(new):
+        request = canonical(exchange.get("request"))
+        places = [n] if n < len(old) and not paired[n] and requests[n] == request else []
+        places += [m for m, r in enumerate(requests) if r == request and not paired[m]]
+        for m in places:
+            kept = _keep_chunks(exchange, old[m])
+            if kept.get("response") is not exchange.get("response"):
+                paired[m] = True
+                exchange = kept
+                break
+        out.append(exchange)
+    return out
 
 
 def steady_cassette(
@@ -80,8 +157,11 @@ def steady_cassette(
     """``new`` as it should be written over the cassette at ``path``, or ``None`` when the file
     already holds exactly that (leave it untouched).
 
-    Chunk offsets of a response equal to the one at the same place in the file are kept; when
-    everything else is equal, so are the file's ``recorded_at`` and ``library_version``. A
+    A response that said what the file's response said keeps the file's (its timing: chunk
+    offsets, boundaries, ``after``, how a stream ended): a provider's compared with the one at
+    its place in its run, an ``http`` exchange with the file's exchange of the same request
+    (MCP session ids read as the file's); when everything else is equal, so are the file's
+    ``recorded_at`` and ``library_version``. A
     file that cannot be read is simply replaced. ``keep_date=False`` (a stale cassette
     re-recorded) writes ``new`` with its own ``recorded_at`` even then: the date is renewed.
     """
@@ -92,9 +172,11 @@ def steady_cassette(
         return new
     for run, old_run in zip(new.runs, old.runs, strict=False):
         run.interactions = [
-            _keep_offsets(i, old_run.interactions[n]) if n < len(old_run.interactions) else i
+            _keep_chunks(i, old_run.interactions[n]) if n < len(old_run.interactions) else i
             for n, i in enumerate(run.interactions)
         ]
+    if new.http and old.http:
+        new.http = _steady_http(list(new.http), old.http)
     fresh = (new.recorded_at, new.library_version)
     if not keep_date:
         return new

@@ -139,3 +139,27 @@ def test_a_session_records_then_replays_through_its_parts(tmp_path: Path) -> Non
     assert agui.outcome == "replayed"
     assert [r.normalized for r in agui.runs] == [json.loads(written)["runs"][0]["events"]]
     assert path.read_bytes() == written
+
+
+def test_a_replay_leaves_the_frameworks_own_payloads_out_unless_asked() -> None:
+    from agui_replay.recording._comparison import compared
+
+    said = {"type": "TEXT_MESSAGE_END", "messageId": "m", "rawEvent": {"prompt": "old"}}
+    raw = {"type": "RAW", "source": "langgraph", "event": {"input": "old"}}
+    now = [dict(said, rawEvent={"prompt": "new"}), dict(raw, event={"input": "new"})]
+    assert compared([said, raw]) == compared(now)
+    assert compared([said, raw]) == [
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {"type": "RAW", "source": "langgraph"},
+    ]
+    assert compared([said, raw], raw=True) != compared(now, raw=True)
+    # the payload is left out, the event is not: one RAW event more is a difference
+    assert compared([said, raw]) != compared([said, raw, raw])
+    # a replay that matched so hands the recorded events on (what a snapshot then stores)
+    recorded = [STARTED, said, raw, FINISHED]
+    pending, record = _replayed(recorded, [STARTED, *now, FINISHED])
+    pending.expected = canonical(compared(recorded))  # as the replay part notes it
+    assert matches_recording(pending, record, [])
+    assert record.normalized == recorded
+    pending, record = _replayed(recorded, [STARTED, *now, FINISHED])
+    assert not matches_recording(pending, record, [], raw=True)
