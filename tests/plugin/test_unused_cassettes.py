@@ -39,12 +39,16 @@ def front_end(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pyt
     """The how-to followed literally: its recording script run in a fresh folder, its conftest
     and test written."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    script, *files = page_blocks(PAGE)
+    script, *blocks = page_blocks(PAGE)
     exec(compile(script, str(PAGE), "exec"), {"__name__": "front_end_script"})
     assert SCRIPTED.exists()
+    # the page's first front end: its conftest and its one test (the later sections play a
+    # conversation and loop over faults, with files of their own)
+    wanted = ("# file: conftest.py", "# file: test_front_end.py")
+    files = [block for block in blocks if block.startswith(wanted)]
+    assert [block.partition("\n")[0] for block in files] == list(wanted)
     for block in files:
         first, _, body = block.partition("\n")
-        assert first.startswith("# file: ")
         Path(first.removeprefix("# file: ")).write_text(body, encoding="utf-8")
     return pytester
 
