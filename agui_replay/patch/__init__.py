@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from agui_replay._lazy import claim
 
-from .._jsonvalues import MAX_DEPTH
+from .._limits import MAX_DEPTH
 from ._apply import apply_patch, apply_patch_in_place
 from ._diff import diff, diff_exceeds, diff_in_place
 from ._json import json_equal

@@ -9,8 +9,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._jsonvalues import MAX_DEPTH, Invalid, JSONValue, Operation, plain_copy
-from .._limits import depth_within
+from .._limits import MAX_DEPTH, Invalid, JSONValue, Operation, depth_within, plain_copy
 from .._text import json_type, short_repr
 from ..errors import PatchError
 from ._json import (

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 import orjson
 
-from .._jsonvalues import (
+from .._limits import (
     MAX_DEPTH,
     Invalid,
     JSONValue,

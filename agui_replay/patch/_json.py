@@ -13,12 +13,12 @@ from typing import Any
 
 import orjson
 
-from .._jsonvalues import MAX_DEPTH, JSONValue
-from .._jsonvalues import Invalid as _Invalid
-from .._jsonvalues import dumps as _dumps
-from .._jsonvalues import escape as _escape
-from .._jsonvalues import plain_copy as _copy
-from .._jsonvalues import value_error as _value_error
+from .._limits import MAX_DEPTH, JSONValue
+from .._limits import Invalid as _Invalid
+from .._limits import dumps as _dumps
+from .._limits import escape as _escape
+from .._limits import plain_copy as _copy
+from .._limits import value_error as _value_error
 from .._text import JSON_TYPE_NAMES, json_type, short_repr
 
 _OPS = ("add", "remove", "replace", "move", "copy", "test")

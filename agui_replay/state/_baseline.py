@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from .._jsonvalues import dumps_known
+from .._limits import dumps_known
 from ..patch import diff_exceeds
 from ._plain import is_plain
 

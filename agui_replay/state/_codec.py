@@ -8,7 +8,7 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from .._jsonvalues import JSONValue
+from .._limits import JSONValue
 from ..errors import StateDecodeError
 
 __all__ = ["decode_state", "encode_state"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from .._jsonvalues import (
+from .._limits import (
     MAX_DEPTH,
     Invalid,
     JSONValue,

@@ -9,7 +9,7 @@ from typing import Any, TypeAlias, cast
 import orjson
 from ag_ui.core import StateDeltaEvent, StateSnapshotEvent
 
-from .._jsonvalues import JSONValue, Operation
+from .._limits import JSONValue, Operation
 from ..errors import PatchError
 from ..patch import json_equal
 

@@ -164,7 +164,8 @@ def test_a_mismatch_the_framework_converts_still_fails_as_a_mismatch(
         assert "first difference at /body/messages/0/content" in _section(out, name), out
     tool = _section(out, NAMES[3])
     assert "first difference at /query/city/0" in tool, out
-    assert 'recorded: "Paris"' in tool and 'received: "Rome"' in tool, out
+    assert 'recorded: "Paris"' in tool, out
+    assert 'received: "Rome"' in tool, out
     assert "answered HTTP 500" in _section(out, "test_app_answers_500")  # what the app made of it
     assert "starlette" not in out  # no framework traceback
     assert "0 replayed, 0 unused, 4 did not replay" in out

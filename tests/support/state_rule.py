@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from agui_replay._jsonvalues import dumps
+from agui_replay._limits import dumps
 from agui_replay.patch import apply_patch, diff
 from agui_replay.state import Delta, Snapshot, StateManager, Unchanged
 
