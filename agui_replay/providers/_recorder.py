@@ -331,7 +331,7 @@ class Recorder:
         return capture
 
     def to_fake(
-        self, *, realtime: bool = False, match: MatchMode = "order", **options: Any
+        self, *, realtime: bool = False, match: MatchMode = "unordered", **options: Any
     ) -> FakeProvider:
         """A FakeProvider replaying what was recorded so far."""
         from agui_replay.providers._fake import FakeProvider
