@@ -14,10 +14,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
+import httpx2
 import pytest
 
 from agui_replay.errors import CassetteError
-from agui_replay.providers import FakeProvider
+from agui_replay.providers import FakeProvider, Recorder
 from agui_replay.providers._transport import _tape
 from agui_replay.providers._transport._routing import intercepting
 from agui_replay.providers._transport._tape import HttpTape, TapeRouter
@@ -216,3 +217,33 @@ def test_match_order_still_asks_for_the_recorded_order() -> None:
     )
     assert _ask(fake, "main").status_code == 500
     assert "match='order'" in str(fake.errors[0])
+
+
+def _record_provider(first: str, second: str) -> list[str]:
+    """The order a recorder stores two requests a moment apart, ``"slow"`` answered late."""
+
+    def model(request: Any) -> Iterator[str]:
+        said = request.messages[-1]["content"]
+        time.sleep(0.3 if said == "slow" else 0.05)
+        yield said.upper()
+
+    recorder = Recorder()
+    client = httpx2.Client(transport=recorder.transport(FakeProvider(function=model).transport()))
+
+    def ask(content: str) -> None:
+        body = {"model": "m", "messages": [{"role": "user", "content": content}], "stream": True}
+        with client.stream("POST", "http://fake/v1/chat/completions", json=body) as response:
+            response.read()
+
+    threads = [threading.Thread(target=ask, args=(c,)) for c in (first, second)]
+    for thread in threads:
+        thread.start()
+        time.sleep(0.02)
+    for thread in threads:
+        thread.join()
+    client.close()
+    return [i.request.body["messages"][0]["content"] for i in recorder.stored_since(0)]
+
+
+def test_concurrent_provider_requests_are_stored_in_one_order() -> None:
+    assert _record_provider("slow", "fast") == _record_provider("fast", "slow") == ["fast", "slow"]

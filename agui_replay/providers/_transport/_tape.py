@@ -69,7 +69,7 @@ from agui_replay.providers._plan import (
     TimedOut,
     Unreachable,
 )
-from agui_replay.providers._recorder import HOP, UNSTORED, Capture, Scrubber
+from agui_replay.providers._recorder import HOP, UNSTORED, Capture, Scrubber, in_flight_order
 from agui_replay.providers._replaying import Entry, Reel, Stored, faulted, host_stored
 from agui_replay.providers._transport._loopback import OPEN_PORTS
 from agui_replay.providers._transport._routing import HostTable, Router
@@ -736,21 +736,8 @@ def _in_canonical_order(recordings: Sequence[_Recording]) -> list[dict[str, Any]
         said = [response.get("status"), [c.get("data") for c in response.get("chunks") or []]]
         return orjson.dumps([stored[n]["request"], said], option=orjson.OPT_SORT_KEYS)
 
-    order: list[int] = []
-    group: list[int] = []
-    reach = 0
-    for n, recording in enumerate(recordings):
-        if group and recording.settled and recording.began < reach:
-            group.append(n)
-        else:
-            order += sorted(group, key=content)
-            group = []
-            if recording.settled:
-                group.append(n)
-            else:
-                order.append(n)
-        reach = max(reach, recording.ended) if group else 0
-    order += sorted(group, key=content)
+    spans = [(r.began, r.ended) if r.settled else None for r in recordings]
+    order = in_flight_order(spans, content)
     place = {n: at for at, n in enumerate(order)}
     for n, recording in enumerate(recordings):
         if not recording.settled:
