@@ -323,9 +323,8 @@ class Normalizer:
                 first[(kind, value)] = prefix
             return value
 
-        sources = [e if isinstance(e, dict) else to_wire(e) for e in events]
-        for source in in_canonical_order(sources):
-            event = copy_json(source)
+        for source in in_canonical_order(events if isinstance(events, list) else list(events)):
+            event = copy_json(source) if isinstance(source, dict) else to_wire(source)
             out.append(event)
             kind = event.get("type")
             if run_id is None and kind == "RUN_STARTED":

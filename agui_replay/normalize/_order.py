@@ -22,41 +22,56 @@ from typing import Any
 __all__ = ["in_canonical_order"]
 
 _ANNOUNCING = frozenset({"TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END"})
+_WATCHED = frozenset({"RUN_STARTED", "TOOL_CALL_RESULT", "TOOL_CALL_START"})
 
 
 def in_canonical_order(events: list[Any]) -> list[Any]:
-    """``events`` (wire dicts) with the reports of each set of sibling tool calls in their
-    canonical order (see the module); the same list when nothing moves."""
+    """``events`` (wire dicts; event models are left where they are) with the reports of each
+    set of sibling tool calls in their canonical order (see the module); the same list when
+    nothing moves."""
     out = events
-    for calls in _siblings(events):
-        out = _ordered(out, calls)
+    for calls, first, last in _siblings(events):
+        out = _ordered(out, calls, first, last)
     return out
 
 
-def _siblings(events: list[Any]) -> Iterator[list[str]]:
-    """The ids of each set of two or more sibling calls, each set in the order they started."""
+def _siblings(events: list[Any]) -> Iterator[tuple[list[str], int, int]]:
+    """Each set of two or more sibling calls that have results: their ids in the order they
+    started, where the first started and where the last result is."""
     groups: dict[Any, list[str]] = {}
+    starts: dict[Any, int] = {}
+    answered: dict[Any, int] = {}
     results = runs = 0
-    for event in events:
-        kind = event.get("type") if isinstance(event, dict) else None
+    watched = _WATCHED
+    for n, event in enumerate(events):
+        if type(event) is not dict:  # an event model: left where it is
+            continue
+        kind = event.get("type")
+        if kind not in watched:
+            continue
         if kind == "RUN_STARTED":
             runs += 1
         elif kind == "TOOL_CALL_RESULT":
             results += 1
-        elif kind == "TOOL_CALL_START" and isinstance(event.get("toolCallId"), str):
+            answered[event.get("toolCallId")] = n
+        elif isinstance(event.get("toolCallId"), str):
             parent = event.get("parentMessageId")
             key = (runs, parent) if isinstance(parent, str) else (runs, None, results)
             groups.setdefault(key, []).append(event["toolCallId"])
-    for ids in groups.values():
-        if len(set(ids)) > 1:
-            yield list(dict.fromkeys(ids))
+            starts.setdefault(key, n)
+    for key, ids in groups.items():
+        calls = list(dict.fromkeys(ids))
+        ends = [answered[c] for c in calls if c in answered]
+        if len(ends) > 1:
+            yield calls, starts[key], max(ends)
 
 
-def _ordered(events: list[Any], calls: list[str]) -> list[Any]:
+def _ordered(events: list[Any], calls: list[str], first: int, last: int) -> list[Any]:
     rank = {call: n for n, call in enumerate(calls)}
     start = end = -1
     arguments: dict[str, str] = {}
-    for n, event in enumerate(events):
+    for n in range(first, last + 1):
+        event = events[n]
         if not isinstance(event, dict) or event.get("toolCallId") not in rank:
             continue
         kind = event.get("type")
