@@ -26,14 +26,13 @@ from agui_replay.providers._transport._tape import HttpTape, TapeRouter
 API = "http://api.weather.test"
 
 
-def _exchange(path: str, data: str, **response: Any) -> dict[str, Any]:
+def _exchange(path: str, data: str, **chunk: Any) -> dict[str, Any]:
     return {
         "request": {"method": "GET", "url": API + path, "headers": {}},
         "response": {
             "status": 200,
             "headers": {"content-type": "text/plain", "content-length": str(len(data))},
-            "chunks": [{"offset": 0.0, "data": data}],
-            **response,
+            "chunks": [{"offset": 0.0, "data": data, **chunk}],
         },
     }
 
@@ -44,7 +43,7 @@ def _taped(tape: HttpTape) -> Iterator[HttpTape]:
         yield tape
 
 
-RECORDED = [_exchange("/a", "A"), _exchange("/b", "B", completed_after=[0])]
+RECORDED = [_exchange("/a", "A"), _exchange("/b", "B", after_responses=[0])]
 """``/b`` ended after ``/a`` while both were in flight."""
 
 
@@ -101,9 +100,9 @@ def test_a_response_waits_a_while_for_one_never_asked_then_is_served(
 
 
 @pytest.mark.parametrize("value", ["0", [5], [True], {"a": 1}])
-def test_a_broken_completed_after_is_a_cassette_error(value: Any) -> None:
-    recorded = [_exchange("/a", "A", completed_after=value)]
-    where = r"c\.json: http\[0\]\.response\.completed_after"
+def test_a_broken_after_responses_is_a_cassette_error(value: Any) -> None:
+    recorded = [_exchange("/a", "A", after_responses=value)]
+    where = r"c\.json: http\[0\]\.response\.chunks\[0\]\.after_responses"
     with (
         _taped(HttpTape("replay", recorded=recorded, where="c.json")),
         pytest.raises(CassetteError, match=where),
@@ -161,7 +160,7 @@ def _record(base: str, paths: list[str]) -> list[dict[str, Any]]:
 
 def _stored(exchanges: list[dict[str, Any]]) -> list[tuple[str, Any]]:
     return [
-        (e["request"]["url"].rsplit("/", 1)[1], e["response"].get("completed_after"))
+        (e["request"]["url"].rsplit("/", 1)[1], e["response"]["chunks"][-1].get("after_responses"))
         for e in exchanges
     ]
 

@@ -93,7 +93,7 @@ docstring); then it is served anyway, and the test fails on what differs instead
 
 _RELEASE_WAIT = 5.0
 """Seconds a replayed response waits at most for the responses that ended before it while
-recording (``completed_after``); then it is served anyway."""
+recording (their last chunk's ``after_responses``); then it is served anyway."""
 
 _log = logging.getLogger("agui_replay.tape")
 
@@ -216,7 +216,7 @@ class HttpTape:
         self._clock = 0
         """Recording: counts the requests sent and the responses ended, in the order they were."""
         self._awaited: set[int] = set()
-        """Replaying: the stored exchanges another one's ``completed_after`` names."""
+        """Replaying: the stored exchanges another one's ``after_responses`` names."""
         self._finished: set[int] = set()
         """Replaying: the stored exchanges whose responses were served to their end."""
 
@@ -317,7 +317,7 @@ class HttpTape:
             key = _host_key(str(stored.get("url", "")))
             response = self.recorded[i].get("response") or {}
             entries.append(Entry(i, stored, response, key))
-            self._awaited.update(self._completed_after(response, i))
+            self._awaited.update(self._after_responses(response, i))
         if not self._placed and self.faults:
             self._placed = True
             problems = []
@@ -410,7 +410,7 @@ class HttpTape:
                 return self._gated(pick.gate, f"{method.upper()} {url}")
             self._sent[host] += 1
             self._wake()
-            before = self._completed_after(entry.response, entry.position)
+            before = self._after_responses(entry.response, entry.position)
         stored = host_stored(entry.response, f"{self.where}: http[{entry.position}]")
         stored = faulted(stored, [f for _, f in entry.faults])
         waits = stored.held or stored.end_after or any(c[0] for c in stored.chunks)
@@ -428,20 +428,23 @@ class HttpTape:
             with contextlib.suppress(RuntimeError):  # that loop is closed
                 loop.call_soon_threadsafe(_wake, future)
 
-    def _completed_after(self, response: Mapping[str, Any], position: int) -> list[int]:
+    def _after_responses(self, response: Mapping[str, Any], position: int) -> list[int]:
         """The stored exchanges whose responses ended before this one's while it was in
-        flight (its ``completed_after``): its end is served after theirs."""
-        value = response.get("completed_after") if isinstance(response, Mapping) else None
+        flight (its last chunk's ``after_responses``): its end is served after theirs."""
+        chunks = response.get("chunks") if isinstance(response, Mapping) else None
+        last = chunks[-1] if isinstance(chunks, list) and chunks else None
+        value = last.get("after_responses") if isinstance(last, Mapping) else None
         if value is None:
             return []
         if not isinstance(value, list) or not all(
             isinstance(n, int) and not isinstance(n, bool) and 0 <= n < len(self.recorded)
             for n in value
         ):
+            where = f"http[{position}].response.chunks[{len(chunks or []) - 1}].after_responses"
             raise CassetteError(
-                f"{self.where}: http[{position}].response.completed_after is {value!r}: it lists "
-                "the places in the http list of the exchanges that ended first; re-record the "
-                "test, or remove the field to replay without waiting"
+                f"{self.where}: {where} is {value!r}: it lists the places in the http list of "
+                "the exchanges whose responses ended before this one's; re-record the test, or "
+                "remove the field to replay without waiting"
             )
         return [n for n in value if n != position]
 
@@ -728,7 +731,8 @@ def _in_canonical_order(recordings: Sequence[_Recording]) -> list[dict[str, Any]
     those in flight at the same time (complete responses of known length whose spans
     overlap) sorted by request, then response, whichever thread or task sent first; each of
     those whose response ended after others had ended while it was in flight names their
-    places in the list (``completed_after``), so a replay ends them in that order."""
+    places in the list on its last chunk (``after_responses``), so a replay ends them in that
+    order."""
     stored = [r.to_dict() for r in recordings]
 
     def content(n: int) -> bytes:
@@ -747,8 +751,9 @@ def _in_canonical_order(recordings: Sequence[_Recording]) -> list[dict[str, Any]
             for m, other in enumerate(recordings)
             if other.settled and recording.began < other.ended < recording.ended
         )
-        if first:
-            stored[n]["response"]["completed_after"] = first
+        chunks = stored[n]["response"].get("chunks")
+        if first and chunks:
+            chunks[-1]["after_responses"] = first
     return [stored[n] for n in order]
 
 
@@ -764,7 +769,7 @@ class _Served:
         self.end_after, self.held = stored.end_after, stored.held
         self.position, self.before = position, before
         """Its place in the http list, and the places of the responses served before its
-        last chunk (its ``completed_after``)."""
+        last chunk (its ``after_responses``)."""
 
     def __iter__(self) -> Iterator[tuple[float, bytes]]:
         try:
