@@ -15,6 +15,12 @@ makes from the ``agui`` fixture's setup to its teardown goes to an :class:`HttpT
   :mod:`~agui_replay.providers._matchers`); one that matches nothing fails the test, naming
   the closest stored request and the first difference.
 
+Requests in flight at the same time (a tool's calls run in threads or gathered tasks) are
+stored in one order whichever was sent first (sorted by request, then response), and each
+response that ended after others had ended while it was in flight names them on its last chunk
+(``"after_responses"``: their places in the list); a replay serves that chunk only once their
+responses were served, so racing tools end in the order they ended while recording.
+
 Streams that stay open while other requests go to the same host (an MCP server's GET stream,
 over streamable HTTP or the legacy SSE transport, whose answers arrive to the ``POST`` s sent
 meanwhile) replay in the order they were recorded in: a chunk that arrived after the host's
@@ -70,9 +76,10 @@ from agui_replay.providers._plan import (
     Unreachable,
 )
 from agui_replay.providers._recorder import HOP, UNSTORED, Capture, Scrubber, in_flight_order
-from agui_replay.providers._replaying import Entry, Reel, Stored, faulted, host_stored
+from agui_replay.providers._replaying import Entry, Reel, faulted, host_stored
 from agui_replay.providers._transport._loopback import OPEN_PORTS
 from agui_replay.providers._transport._routing import HostTable, Router
+from agui_replay.providers._transport._served import Served
 
 __all__ = ["DEFAULT_DROP_HOSTS", "HttpTape", "TapeRouter"]
 
@@ -281,7 +288,7 @@ class HttpTape:
         if self.mode == "record" and not self._drops(request.url):
             return await self._arecord(request.method, request.url, request.headers, request.body)
         plan = self.answer(request)
-        if isinstance(plan.body, _Served):
+        if isinstance(plan.body, Served):
             plan.abody = plan.body.areplay()
         return plan
 
@@ -416,7 +423,7 @@ class HttpTape:
         waits = stored.held or stored.end_after or any(c[0] for c in stored.chunks)
         if not waits and not before and entry.position not in self._awaited:
             return stored.plan()
-        served = _Served(self, host, stored, entry.position, before)
+        served = Served(self, host, stored, entry.position, before)
         streaming = True if waits else stored.streaming
         return Plan(stored.status, stored.headers, served, streaming=streaming, cut=stored.cut)
 
@@ -755,51 +762,6 @@ def _in_canonical_order(recordings: Sequence[_Recording]) -> list[dict[str, Any]
         if first and chunks:
             chunks[-1]["after_responses"] = first
     return [stored[n] for n in order]
-
-
-class _Served:
-    """A stored response whose chunks each wait for the request they arrived after (and whose
-    end waits too); iterated by a sync client, or through :meth:`areplay` by an async one,
-    which also holds a stream the client closed while recording open until it closes it."""
-
-    def __init__(
-        self, tape: HttpTape, host: str, stored: Stored, position: int, before: list[int]
-    ) -> None:
-        self.tape, self.host, self.chunks = tape, host, stored.chunks
-        self.end_after, self.held = stored.end_after, stored.held
-        self.position, self.before = position, before
-        """Its place in the http list, and the places of the responses served before its
-        last chunk (its ``after_responses``)."""
-
-    def __iter__(self) -> Iterator[tuple[float, bytes]]:
-        try:
-            last = len(self.chunks) - 1
-            for n, (after, wait, data) in enumerate(self.chunks):
-                self.tape.wait_for_request(self.host, after)
-                if n == last:
-                    self.tape.wait_for_responses(self.before)
-                yield wait, data
-            if last < 0:
-                self.tape.wait_for_responses(self.before)
-            self.tape.wait_for_request(self.host, self.end_after)
-        finally:
-            self.tape.finish(self.position)
-
-    async def areplay(self) -> AsyncIterator[tuple[float, bytes]]:
-        try:
-            last = len(self.chunks) - 1
-            for n, (after, wait, data) in enumerate(self.chunks):
-                await self.tape.await_request(self.host, after)
-                if n == last:
-                    await self.tape.await_responses(self.before)
-                yield wait, data
-            if last < 0:
-                await self.tape.await_responses(self.before)
-            await self.tape.await_request(self.host, self.end_after)
-        finally:
-            self.tape.finish(self.position)
-        if self.held:  # the client closed it while recording: it will again
-            await asyncio.get_running_loop().create_future()
 
 
 def _wake(future: asyncio.Future[None]) -> None:
