@@ -52,6 +52,10 @@ dictionary look-up per distinct id.
   ids inside ``rawEvent``, ``CUSTOM``/``RAW`` payloads and state take the name the protocol
   fields gave them, or a placeholder (see :class:`Normalizer`); ``payload_ids=False`` leaves
   them alone.
+* The reports of sibling tool calls that ran concurrently (their ``TOOL_CALL_RESULT`` s, and
+  the RAW, state and other events that name one of them) are put in the order the calls
+  started before anything is named (:mod:`agui_replay.normalize._order`): however the
+  agent's threads or tasks ran, the normalized stream is the same.
 * ``timestamps="remove"`` (default) drops every event's ``timestamp``; ``"freeze"`` sets
   existing ones to ``frozen_timestamp``; ``"keep"`` leaves them.
 
@@ -79,6 +83,7 @@ from agui_replay._idshapes import looks_random, replace_ids
 from agui_replay._normalizing import ID_KINDS, Rule, TimestampMode, as_rules
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.events import EventLike, WireEvent, to_wire
+from agui_replay.normalize._order import in_canonical_order
 from agui_replay.normalize._rules import (
     Replace,
     apply_rules,
@@ -318,7 +323,7 @@ class Normalizer:
                 first[(kind, value)] = prefix
             return value
 
-        for source in events:
+        for source in in_canonical_order(events if isinstance(events, list) else list(events)):
             event = copy_json(source) if isinstance(source, dict) else to_wire(source)
             out.append(event)
             kind = event.get("type")

@@ -68,7 +68,7 @@ class FakeProvider:
         chunk_delay: float = 0.0,
         function: FunctionTurn | None = None,
         allow_unused_turns: bool = False,
-        match: MatchMode = "order",
+        match: MatchMode = "unordered",
         ignore_fields: Iterable[str] = (),
         match_ignore: Iterable[str] = (),
         ids: Literal["stable", "random"] = "stable",
@@ -200,16 +200,17 @@ class FakeProvider:
         interactions: Iterable[Interaction | Mapping[str, Any]],
         *,
         realtime: bool = False,
-        match: MatchMode = "order",
+        match: MatchMode = "unordered",
         faults: Iterable[Any] = (),
         first_request: int = 0,
         **options: Any,
     ) -> FakeProvider:
         """A fake that replays recorded interactions (same chunk bytes and boundaries).
 
-        ``realtime=True`` waits the recorded time between chunks; ``match`` is ``"order"``
-        (request n must equal recorded request n), ``"unordered"`` (any unserved recorded request
-        that is equal) or ``"none"`` (serve in order, never compare). ``faults`` (built by
+        ``realtime=True`` waits the recorded time between chunks; ``match`` is
+        ``"unordered"`` (the default: the first unserved recorded request that is equal, so
+        requests in flight at once are matched by content), ``"order"`` (request n must equal
+        recorded request n) or ``"none"`` (serve in order, never compare). ``faults`` (built by
         :mod:`agui_replay.faults`) change the responses of the interactions they name: a
         fault's ``request`` counts from ``first_request`` (the interactions of a test's
         earlier runs); the faults that fired are in :attr:`fired`.

@@ -23,11 +23,22 @@ which change with every request, are not stored at all.
 from __future__ import annotations
 
 import codecs
+import functools
 import threading
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import parse_qsl, quote, urlsplit
+
+import orjson
 
 from agui_replay._secrets import SIGNING_HEADERS, header_value_secrets
 from agui_replay.errors import ProviderError
@@ -59,6 +70,7 @@ __all__ = [
     "ProxyApp",
     "Recorder",
     "Scrubber",
+    "in_flight_order",
 ]
 
 SCRUBBED = "<scrubbed>"
@@ -179,6 +191,30 @@ class Scrubber:
             key = k.lower()
             out[key] = self.marker if key in self.header_names else self.text(v)
         return out
+
+
+def in_flight_order(
+    spans: Sequence[tuple[int, int] | None], key: Callable[[int], Any]
+) -> list[int]:
+    """The places of recorded exchanges as a cassette stores them. ``spans[n]`` is when
+    exchange n was sent and when its response ended, on one clock (``None``: an exchange never
+    moved, such as a long-lived stream); exchanges keep the order they were sent in, but a run
+    of them whose spans overlap (in flight at the same time) is sorted by ``key``."""
+    order: list[int] = []
+    group: list[int] = []
+    reach = 0
+    for n, span in enumerate(spans):
+        if span is not None and group and span[0] < reach:
+            group.append(n)
+            reach = max(reach, span[1])
+            continue
+        order += sorted(group, key=key)
+        if span is None:
+            order.append(n)
+            group, reach = [], 0
+        else:
+            group, reach = [n], span[1]
+    return order + sorted(group, key=key)
 
 
 class Capture:
@@ -306,6 +342,11 @@ class Recorder:
         self._lock = threading.Lock()
         self._servers: list[LoopbackServer] = []
         self._apps: list[ProxyApp] = []
+        self._clock = 0
+        """Counts the requests sent and the response chunks read, in the order they were."""
+        self._spans: dict[int, list[int]] = {}
+        """Per interaction (by ``id``): the clock when it was sent and when its last chunk
+        so far arrived (``0``: none yet)."""
 
     # --- capture --------------------------------------------------------------------------------
 
@@ -328,10 +369,36 @@ class Recorder:
         capture.interaction = interaction
         with self._lock:
             self.interactions.append(interaction)
+            self._clock += 1
+            span = self._spans[id(interaction)] = [self._clock, 0]
+        capture.on_chunk = functools.partial(self._read, span)
         return capture
 
+    def _read(self, span: list[int]) -> None:
+        """Note on the clock that a chunk of the response ``span`` times has arrived."""
+        with self._lock:
+            self._clock += 1
+            span[1] = self._clock
+
+    def stored_since(self, start: int) -> list[Interaction]:
+        """The interactions from ``start`` as a cassette stores them: in the order they were
+        sent, but those in flight at the same time (a chunk of one arrived after another was
+        sent) sorted by request, then response, whichever thread or task sent first."""
+        with self._lock:
+            recorded = self.interactions[start:]
+            spans = [self._spans.get(id(i), [0, 0]) for i in recorded]
+
+        def content(n: int) -> tuple[bytes, str]:
+            request = orjson.dumps(recorded[n].request.to_dict(), option=orjson.OPT_SORT_KEYS)
+            response = recorded[n].response
+            said = [c.data for c in response.chunks]
+            return request, repr((response.status, response.body, said))
+
+        order = in_flight_order([(a, b) if b else None for a, b in spans], content)
+        return [recorded[n] for n in order]
+
     def to_fake(
-        self, *, realtime: bool = False, match: MatchMode = "order", **options: Any
+        self, *, realtime: bool = False, match: MatchMode = "unordered", **options: Any
     ) -> FakeProvider:
         """A FakeProvider replaying what was recorded so far."""
         from agui_replay.providers._fake import FakeProvider

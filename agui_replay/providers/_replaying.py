@@ -6,8 +6,9 @@ hosts (its ``http`` list). A request is answered by an unused entry of its own k
 provider, or its host) that the reel's :class:`~agui_replay.providers._matchers.Matchers`
 find equal, chosen as ``order`` says:
 
-* ``"unordered"``: the first such entry that matches (requests in flight at once are matched
-  by content, never by which arrived first);
+* ``"unordered"`` (the default, for providers and other hosts alike): the first such entry
+  that matches (requests in flight at once are matched by content among the unanswered
+  entries, never by which arrived first);
 * ``"order"``: only the first unused entry may answer (request n is recorded request n);
 * ``"none"``: the first unused entry answers, never compared.
 
@@ -284,7 +285,7 @@ class ProviderReplay:
         interactions: Iterable[Interaction | Mapping[str, Any]],
         *,
         realtime: bool = False,
-        match: MatchMode = "order",
+        match: MatchMode = "unordered",
         match_ignore: Iterable[str] = (),
         ignore_fields: Iterable[str] = (),
         faults: Iterable[Any] = (),

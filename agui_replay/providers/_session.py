@@ -405,7 +405,7 @@ class SessionProvider:
 
     def _recorded_since(self, start: int) -> list[dict[str, Any]]:
         assert self.recorder is not None
-        return [i.to_dict() for i in self.recorder.interactions[start:]]
+        return [i.to_dict() for i in self.recorder.stored_since(start)]
 
     def _idle(self) -> None:
         self._mode = "idle"

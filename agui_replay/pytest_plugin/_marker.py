@@ -131,7 +131,7 @@ KEYS: dict[str, _Key] = {
     "upstream": _Key(None, _given),
     "secrets": _Key((), _items),
     "normalize": _Key((True, ()), _normalize, "True"),
-    "match": _Key("order", _given),
+    "match": _Key("unordered", _given),
     "freeze_time": _Key(True, _given),
     "hosts": _Key((), _hosts),
     "intercept": _Key(True, _flag),

@@ -156,7 +156,7 @@ class CassetteSession:
         record_command: str | None = None,
         name: str | None = None,
         normalize: bool = True,
-        match: Literal["order", "unordered", "none"] = "order",
+        match: Literal["order", "unordered", "none"] = "unordered",
         state_type: Any = None,
         freeze_time: str | bool = DEFAULT_FROZEN_TIME,
         hosts: Iterable[str] = (),

@@ -15,6 +15,12 @@ makes from the ``agui`` fixture's setup to its teardown goes to an :class:`HttpT
   :mod:`~agui_replay.providers._matchers`); one that matches nothing fails the test, naming
   the closest stored request and the first difference.
 
+Requests in flight at the same time (a tool's calls run in threads or gathered tasks) are
+stored in one order whichever was sent first (sorted by request, then response), and each
+response that ended after others had ended while it was in flight names them on its last chunk
+(``"after_responses"``: their places in the list); a replay serves that chunk only once their
+responses were served, so racing tools end in the order they ended while recording.
+
 Streams that stay open while other requests go to the same host (an MCP server's GET stream,
 over streamable HTTP or the legacy SSE transport, whose answers arrive to the ``POST`` s sent
 meanwhile) replay in the order they were recorded in: a chunk that arrived after the host's
@@ -53,7 +59,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from agui_replay.errors import ReplayMismatchError
+import orjson
+
+from agui_replay.errors import CassetteError, ReplayMismatchError
 from agui_replay.providers._interaction import (
     RecordedResponse,
     parse_body,
@@ -67,10 +75,11 @@ from agui_replay.providers._plan import (
     TimedOut,
     Unreachable,
 )
-from agui_replay.providers._recorder import HOP, UNSTORED, Capture, Scrubber
+from agui_replay.providers._recorder import HOP, UNSTORED, Capture, Scrubber, in_flight_order
 from agui_replay.providers._replaying import Entry, Reel, faulted, host_stored
 from agui_replay.providers._transport._loopback import OPEN_PORTS
 from agui_replay.providers._transport._routing import HostTable, Router
+from agui_replay.providers._transport._served import Served
 
 __all__ = ["DEFAULT_DROP_HOSTS", "HttpTape", "TapeRouter"]
 
@@ -88,6 +97,10 @@ DEFAULT_DROP_HOSTS: tuple[str, ...] = (
 _ORDER_WAIT = 30.0
 """Seconds a replayed chunk waits at most for the request it arrived after (see the module's
 docstring); then it is served anyway, and the test fails on what differs instead of hanging."""
+
+_RELEASE_WAIT = 5.0
+"""Seconds a replayed response waits at most for the responses that ended before it while
+recording (their last chunk's ``after_responses``); then it is served anyway."""
 
 _log = logging.getLogger("agui_replay.tape")
 
@@ -128,6 +141,16 @@ class _Recording:
     after: list[int] = field(default_factory=list)
     """For each chunk: how many of the host's requests had been sent when it arrived."""
     end_after: int = 0
+    began: int = 0
+    """The tape's clock when the request was sent (see :func:`_in_canonical_order`)."""
+    ended: int = 0
+    """The tape's clock when the response ended (``0``: it has not, or never did)."""
+
+    @property
+    def settled(self) -> bool:
+        """Whether it is an exchange that may run concurrently with others: a complete
+        response of known length (long-lived streams keep their request order)."""
+        return self.complete and not self.streaming
 
     def to_dict(self) -> dict[str, Any]:
         response = self.capture.stored.to_dict()
@@ -197,6 +220,12 @@ class HttpTape:
         self._ssl: ssl.SSLContext | None = None
         self.faults = list(faults)
         self._placed = False
+        self._clock = 0
+        """Recording: counts the requests sent and the responses ended, in the order they were."""
+        self._awaited: set[int] = set()
+        """Replaying: the stored exchanges another one's ``after_responses`` names."""
+        self._finished: set[int] = set()
+        """Replaying: the stored exchanges whose responses were served to their end."""
 
     # --- which requests are ours ----------------------------------------------------------------
 
@@ -225,7 +254,7 @@ class HttpTape:
             recordings = list(self._recordings)
         for recording in recordings:
             recording.capture.finish()
-        return [r.to_dict() for r in recordings]
+        return _in_canonical_order(recordings)
 
     @property
     def unused(self) -> list[str]:
@@ -259,7 +288,7 @@ class HttpTape:
         if self.mode == "record" and not self._drops(request.url):
             return await self._arecord(request.method, request.url, request.headers, request.body)
         plan = self.answer(request)
-        if isinstance(plan.body, _Served):
+        if isinstance(plan.body, Served):
             plan.abody = plan.body.areplay()
         return plan
 
@@ -293,7 +322,9 @@ class HttpTape:
         for i in range(len(entries), len(self.recorded)):
             stored = self.recorded[i].get("request") or {}
             key = _host_key(str(stored.get("url", "")))
-            entries.append(Entry(i, stored, self.recorded[i].get("response") or {}, key))
+            response = self.recorded[i].get("response") or {}
+            entries.append(Entry(i, stored, response, key))
+            self._awaited.update(self._after_responses(response, i))
         if not self._placed and self.faults:
             self._placed = True
             problems = []
@@ -385,17 +416,79 @@ class HttpTape:
             if pick.gate is not None:  # the exchange stays unused, for the retry
                 return self._gated(pick.gate, f"{method.upper()} {url}")
             self._sent[host] += 1
-            self._turn.notify_all()
-            waiters, self._waiters = self._waiters, []
-            for loop, future in waiters:
-                with contextlib.suppress(RuntimeError):  # that loop is closed
-                    loop.call_soon_threadsafe(_wake, future)
+            self._wake()
+            before = self._after_responses(entry.response, entry.position)
         stored = host_stored(entry.response, f"{self.where}: http[{entry.position}]")
         stored = faulted(stored, [f for _, f in entry.faults])
-        if not stored.held and not stored.end_after and not any(c[0] for c in stored.chunks):
+        waits = stored.held or stored.end_after or any(c[0] for c in stored.chunks)
+        if not waits and not before and entry.position not in self._awaited:
             return stored.plan()
-        served = _Served(self, host, stored.chunks, stored.end_after, stored.held)
-        return Plan(stored.status, stored.headers, served, streaming=True, cut=stored.cut)
+        served = Served(self, host, stored, entry.position, before)
+        streaming = True if waits else stored.streaming
+        return Plan(stored.status, stored.headers, served, streaming=streaming, cut=stored.cut)
+
+    def _wake(self) -> None:
+        """Wake every chunk waiting for a request or a response (caller holds the lock)."""
+        self._turn.notify_all()
+        waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            with contextlib.suppress(RuntimeError):  # that loop is closed
+                loop.call_soon_threadsafe(_wake, future)
+
+    def _after_responses(self, response: Mapping[str, Any], position: int) -> list[int]:
+        """The stored exchanges whose responses ended before this one's while it was in
+        flight (its last chunk's ``after_responses``): its end is served after theirs."""
+        chunks = response.get("chunks") if isinstance(response, Mapping) else None
+        last = chunks[-1] if isinstance(chunks, list) and chunks else None
+        value = last.get("after_responses") if isinstance(last, Mapping) else None
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n < len(self.recorded)
+            for n in value
+        ):
+            where = f"http[{position}].response.chunks[{len(chunks or []) - 1}].after_responses"
+            raise CassetteError(
+                f"{self.where}: {where} is {value!r}: it lists the places in the http list of "
+                "the exchanges whose responses ended before this one's; re-record the test, or "
+                "remove the field to replay without waiting"
+            )
+        return [n for n in value if n != position]
+
+    def finish(self, position: int) -> None:
+        """Note that the response of stored exchange ``position`` was served to its end."""
+        with self._lock:
+            if position not in self._finished:
+                self._finished.add(position)
+                self._wake()
+
+    def wait_for_responses(self, positions: Sequence[int]) -> None:
+        """Block until the responses of these stored exchanges were served (at most
+        :data:`_RELEASE_WAIT` seconds)."""
+        if not positions:
+            return
+        with self._turn:
+            done = self._turn.wait_for(
+                lambda: self._finished.issuperset(positions), timeout=_RELEASE_WAIT
+            )
+        if not done:
+            self._unreleased(positions)
+
+    async def await_responses(self, positions: Sequence[int]) -> None:
+        """:meth:`wait_for_responses` without blocking the loop."""
+        if positions and not await self._until(
+            lambda: self._finished.issuperset(positions), _RELEASE_WAIT
+        ):
+            self._unreleased(positions)
+
+    def _unreleased(self, positions: Sequence[int]) -> None:
+        _log.warning(
+            "%s: a replayed response waited %.0f s for the responses of http%s, which ended "
+            "before it while recording and were not requested now; served anyway",
+            self.where,
+            _RELEASE_WAIT,
+            sorted(set(positions) - self._finished),
+        )
 
     def _gated(self, fault: Any, shown: str) -> Plan:
         """A ``status`` fault's error response, or a ``timeout`` fault's error raised as the
@@ -422,21 +515,23 @@ class HttpTape:
 
     async def await_request(self, host: str, count: int) -> None:
         """:meth:`wait_for_request` without blocking the loop."""
-        if count <= 0:
-            return
+        if count > 0 and not await self._until(lambda: self._sent[host] >= count, _ORDER_WAIT):
+            self._late(host, count)
+
+    async def _until(self, ready: Callable[[], bool], seconds: float) -> bool:
+        """Wait without blocking the loop until ``ready()`` (``False``: ``seconds`` passed)."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + _ORDER_WAIT
+        deadline = loop.time() + seconds
         while True:
             with self._lock:
-                if self._sent[host] >= count:
-                    return
+                if ready():
+                    return True
                 future: asyncio.Future[None] = loop.create_future()
                 self._waiters.append((loop, future))
             try:
                 await asyncio.wait_for(future, max(0.0, deadline - loop.time()))
             except asyncio.TimeoutError:  # not the builtin one before Python 3.11
-                self._late(host, count)
-                return
+                return False
 
     def _late(self, host: str, count: int) -> None:
         _log.warning(
@@ -499,6 +594,8 @@ class HttpTape:
         with self._lock:
             self._sent[recording.host] += 1
             recording.index = self._sent[recording.host]
+            self._clock += 1
+            recording.began = self._clock
             self._recordings.append(recording)
         return recording
 
@@ -621,6 +718,8 @@ class HttpTape:
         with self._lock:
             recording.complete = True
             recording.end_after = self._sent[recording.host]
+            self._clock += 1
+            recording.ended = self._clock
 
     def _count_chunk(self, recording: _Recording) -> None:
         """Note how many of its host's requests were sent when the next chunk arrived."""
@@ -634,35 +733,35 @@ class HttpTape:
             client.close()
 
 
-class _Served:
-    """A stored response whose chunks each wait for the request they arrived after (and whose
-    end waits too); iterated by a sync client, or through :meth:`areplay` by an async one,
-    which also holds a stream the client closed while recording open until it closes it."""
+def _in_canonical_order(recordings: Sequence[_Recording]) -> list[dict[str, Any]]:
+    """The recorded exchanges as a cassette stores them: in the order they were sent, but
+    those in flight at the same time (complete responses of known length whose spans
+    overlap) sorted by request, then response, whichever thread or task sent first; each of
+    those whose response ended after others had ended while it was in flight names their
+    places in the list on its last chunk (``after_responses``), so a replay ends them in that
+    order."""
+    stored = [r.to_dict() for r in recordings]
 
-    def __init__(
-        self,
-        tape: HttpTape,
-        host: str,
-        chunks: list[tuple[int, float, bytes]],
-        end_after: int,
-        held: bool,
-    ) -> None:
-        self.tape, self.host, self.chunks = tape, host, chunks
-        self.end_after, self.held = end_after, held
+    def content(n: int) -> bytes:
+        response = stored[n]["response"]
+        said = [response.get("status"), [c.get("data") for c in response.get("chunks") or []]]
+        return orjson.dumps([stored[n]["request"], said], option=orjson.OPT_SORT_KEYS)
 
-    def __iter__(self) -> Iterator[tuple[float, bytes]]:
-        for after, wait, data in self.chunks:
-            self.tape.wait_for_request(self.host, after)
-            yield wait, data
-        self.tape.wait_for_request(self.host, self.end_after)
-
-    async def areplay(self) -> AsyncIterator[tuple[float, bytes]]:
-        for after, wait, data in self.chunks:
-            await self.tape.await_request(self.host, after)
-            yield wait, data
-        await self.tape.await_request(self.host, self.end_after)
-        if self.held:  # the client closed it while recording: it will again
-            await asyncio.get_running_loop().create_future()
+    spans = [(r.began, r.ended) if r.settled else None for r in recordings]
+    order = in_flight_order(spans, content)
+    place = {n: at for at, n in enumerate(order)}
+    for n, recording in enumerate(recordings):
+        if not recording.settled:
+            continue
+        first = sorted(
+            place[m]
+            for m, other in enumerate(recordings)
+            if other.settled and recording.began < other.ended < recording.ended
+        )
+        chunks = stored[n]["response"].get("chunks")
+        if first and chunks:
+            chunks[-1]["after_responses"] = first
+    return [stored[n] for n in order]
 
 
 def _wake(future: asyncio.Future[None]) -> None:
