@@ -79,8 +79,14 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from agui_replay._eventtypes import TEXT_DELTA_TYPES
-from agui_replay._idshapes import looks_random, replace_ids
-from agui_replay._normalizing import ID_KINDS, Rule, TimestampMode, as_rules
+from agui_replay._normalizing import (
+    ID_KINDS,
+    Rule,
+    TimestampMode,
+    as_rules,
+    looks_random,
+    replace_ids,
+)
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.events import EventLike, WireEvent, to_wire
 from agui_replay.normalize._order import in_canonical_order
@@ -213,7 +219,7 @@ class Normalizer:
     (state, CUSTOM and RAW values, ``rawEvent``, tool results, interrupt metadata) become
     ``<id-N>`` placeholders, numbered across the cassette in order of first appearance, with
     a recognised prefix kept (``call_<id-2>``, ``lc_run--<id-3>``); an id the protocol fields
-    already named keeps that name there too. See :mod:`agui_replay._idshapes` for the shapes.
+    already named keeps that name there too. See :mod:`agui_replay._normalizing` for the shapes.
     """
 
     def __init__(

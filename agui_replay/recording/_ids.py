@@ -47,7 +47,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from agui_replay._idshapes import replace_ids
+from agui_replay._normalizing import replace_ids
 from agui_replay.errors import InvalidArgumentError
 
 __all__ = ["KNOWN_GENERATORS", "STANDARD_GENERATORS", "DeterministicIds", "resolve_generator"]

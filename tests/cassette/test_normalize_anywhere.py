@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agui_replay._idshapes import looks_random, replace_ids
+from agui_replay._normalizing import looks_random, replace_ids
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.normalize import Normalizer, blank, ignore, normalize_events, replace
 

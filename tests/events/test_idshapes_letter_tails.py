@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agui_replay._idshapes import looks_random, replace_ids
+from agui_replay._normalizing import looks_random, replace_ids
 from agui_replay.normalize import normalize_events
 
 BASE62 = string.ascii_letters + string.digits
