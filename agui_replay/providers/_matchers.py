@@ -105,6 +105,8 @@ class Mismatch:
 
     pointer: str
     text: str
+    missing: str = ""
+    """``"left"`` / ``"right"`` when only the recorded / the new request has the place."""
 
 
 def _part(name: str, request: Mapping[str, Any]) -> Any:
@@ -175,7 +177,7 @@ class Matchers:
                 ignore=self._skip if body and self._fields else None,
             )
             if diff is not None:
-                return Mismatch(diff.pointer, describe(diff))
+                return Mismatch(diff.pointer, describe(diff), diff.missing)
         return None
 
     def compare(

@@ -366,7 +366,7 @@ class ProviderReplay:
         return RequestMismatchError(
             f"request #{request.index} ({request.method} {request.path}) does not match recorded "
             f"interaction #{entry.position} (match={self.reel.order!r}):\n{mismatch.text}"
-            + _ignore_hint(mismatch.pointer),
+            + _hint(mismatch),
             field=mismatch.pointer,
         )
 
@@ -407,13 +407,37 @@ def _gated(entry: Entry, fault: Any) -> Plan:
     )
 
 
-def _ignore_hint(pointer: str) -> str:
-    """How to let a body difference through, naming its place (empty outside the body)."""
+_LISTS = {"tools": "a tool", "messages": "a message", "functions": "a function"}
+"""Lists of a request body whose items, gained or lost, change what the agent asks."""
+_CHOICES = frozenset({"model", "tool_choice", "tools", "messages", "functions"})
+"""Body fields whose value, changed as a whole, is the agent's change."""
+
+
+def _hint(mismatch: Mismatch) -> str:
+    """What to do about a body difference. A request that gained or lost a tool or a message,
+    or that names another model, is the agent's change: re-record. A changed value elsewhere
+    (a prompt's date, a description, a temperature) may vary without meaning: its pointer is
+    offered to ``match_ignore``, beside re-recording."""
     import json
 
-    if not pointer.startswith("/body/"):
+    if not mismatch.pointer.startswith("/body/"):
         return ""
-    shown = json.dumps(pointer[len("/body") :], ensure_ascii=False)
+    pointer = mismatch.pointer[len("/body") :]
+    steps = pointer.split("/")[1:]
+    field = steps[0]
+    if field in _LISTS and mismatch.missing and len(steps) == 2:
+        grew = "gained" if mismatch.missing == "left" else "lost"
+        return (
+            f"\n  the request {grew} {_LISTS[field]} ({pointer}): the agent changed; if that is "
+            "intended, re-record the test"
+        )
+    renamed = field in ("tools", "functions") and steps[-1] == "name"
+    if (field in _CHOICES and len(steps) == 1) or renamed:
+        return (
+            f"\n  the request's {pointer} changed: the agent changed; if that is intended, "
+            "re-record the test"
+        )
+    shown = json.dumps(pointer, ensure_ascii=False)
     return (
         "\n  if this field does not matter to the test, re-record, or ignore it: "
         f"@pytest.mark.agui(match_ignore=[{shown}])"

@@ -144,6 +144,46 @@ def test_a_prompt_edit_fails_and_the_message_names_the_setting(project: pytest.P
     result.stdout.no_fnmatch_line("*replayed with ignored fields*")
 
 
+SECOND_TOOL = (
+    "    }\n]\n",
+    """    },
+    {
+        "type": "function",
+        "function": {
+            "name": "air_quality",
+            "description": "Today's air quality for a city.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    },
+]
+""",
+)
+
+
+@pytest.mark.parametrize(
+    ("edit", "change"),
+    [
+        (SECOND_TOOL, " gained a tool (/tools/1)"),
+        (('model="gpt-4o-mini"', 'model="gpt-4.1-mini"'), "'s /model changed"),
+        (('"name": "forecast"', '"name": "weather_forecast"'), "'s /tools/0/function/name changed"),
+    ],
+    ids=["a second tool", "another model", "a renamed tool"],
+)
+def test_a_changed_agent_is_told_to_re_record_not_to_ignore_the_change(
+    project: pytest.Pytester, edit: tuple[str, str], change: str
+) -> None:
+    # A user adds a tool to the agent (or switches its model, or renames a tool) and replays:
+    # the hint must not offer to hide the very change under test.
+    record(project)
+    edit_agent(project, *edit)
+    result = run(project)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [f"*the request{literal(change)}*the agent changed; if that is intended, re-record*"]
+    )
+    result.stdout.no_fnmatch_line("*match_ignore=*")
+
+
 def test_a_prompt_edit_replays_with_match_ignore(project: pytest.Pytester) -> None:
     recorded = record(project)
     edit_agent(project, *REWORDED)
