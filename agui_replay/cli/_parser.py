@@ -39,32 +39,75 @@ exit codes: 0 ok, 1 protocol violation or difference found, 2 usage or input err
 """
 
 
+_FMT = argparse.RawDescriptionHelpFormatter
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for the docs and for tests of ``--help``)."""
-    fmt = argparse.RawDescriptionHelpFormatter
     parser = _Parser(
         prog="agui-replay",
         description="Look at, check, compare and serve recorded AG-UI event streams.",
         epilog=_EPILOG,
-        formatter_class=fmt,
+        formatter_class=_FMT,
     )
     parser.add_argument("--version", action="version", version=f"agui-replay {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
+    _add_show(commands)
+    _add_verify(commands)
+    _add_diff(commands)
+    _add_state(commands)
+    _add_serve(commands)
+    _add_view(commands)
+    _add_capture(commands)
+    _add_examples(commands)
+    _add_review(commands)
+    return parser
 
-    def command(name: str, summary: str, description: str) -> argparse.ArgumentParser:
-        return commands.add_parser(
-            name, help=summary, description=description, epilog=_EPILOG, formatter_class=fmt
-        )
 
-    def no_color(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument(
-            "--no-color",
-            action="store_true",
-            help="plain text even on a terminal (NO_COLOR=1 does the same)",
-        )
+def _command(
+    commands: argparse._SubParsersAction[_Parser],
+    name: str,
+    summary: str,
+    description: str,
+    epilog: str = _EPILOG,
+) -> argparse.ArgumentParser:
+    return commands.add_parser(
+        name, help=summary, description=description, epilog=epilog, formatter_class=_FMT
+    )
 
-    show = command(
+
+def _no_color(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--no-color",
+        action="store_true",
+        help="plain text even on a terminal (NO_COLOR=1 does the same)",
+    )
+
+
+def _number(sub: argparse.ArgumentParser, flag: str, help: str, default: int | None = None) -> None:
+    """An integer option shown as ``N`` (``--run``, ``--at``, ``--context``...)."""
+    sub.add_argument(flag, type=int, default=default, metavar="N", help=help)
+
+
+def _listen(sub: argparse.ArgumentParser) -> None:
+    """``--host`` and ``--port``, the same for the two commands that open a server."""
+    sub.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default 127.0.0.1, loopback); another one, such as 0.0.0.0 for "
+        "a browser in a container, lets other machines in, with a warning",
+    )
+    sub.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
+
+
+_RECORDING = "cassette, SSE capture or JSON lines"
+_FOLDER = "; a folder means every cassette (*.json) in it"
+
+
+def _add_show(commands: argparse._SubParsersAction[_Parser]) -> None:
+    show = _command(
+        commands,
         "show",
         "print a readable timeline",
         "Print a recording as a timeline: runs, messages with their text assembled, tool calls "
@@ -73,8 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
         "provider interaction of each run, then the requests to other hosts (the http list), "
         "with status, size, what the request asked and what the response said.",
     )
-    show.add_argument("file", help="cassette, SSE capture or JSON lines")
-    show.add_argument("--run", type=int, metavar="N", help="only run N (from 0)")
+    show.add_argument("file", help=_RECORDING)
+    _number(show, "--run", "only run N (from 0)")
     show.add_argument("--full", action="store_true", help="do not shorten long values")
     show.add_argument(
         "--type",
@@ -90,21 +133,20 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="list the cassette's recorded HTTP requests and responses instead of its events",
     )
-    no_color(show)
+    _no_color(show)
     show.set_defaults(handler=_show)
 
-    verify = command(
+
+def _add_verify(commands: argparse._SubParsersAction[_Parser]) -> None:
+    verify = _command(
+        commands,
         "verify",
         "check the AG-UI ordering rules (exit 1 on a violation)",
         "Check a recording against the AG-UI ordering rules. `client` mode accepts what the "
         "reference TypeScript client accepts; `strict` adds the server verifier's rules (tool "
         "results for known, ended calls; no stream ending inside a run).",
     )
-    verify.add_argument(
-        "file",
-        nargs="+",
-        help="cassettes, SSE captures or JSON lines; a folder means every cassette (*.json) in it",
-    )
+    verify.add_argument("file", nargs="+", help="cassettes, SSE captures or JSON lines" + _FOLDER)
     verify.add_argument(
         "--mode",
         choices=["client", "strict"],
@@ -112,17 +154,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="which rules to apply (default: client)",
     )
     verify.add_argument("--json", action="store_true", help="print a machine-readable result")
-    verify.add_argument(
-        "--max-errors",
-        type=int,
-        default=20,
-        metavar="N",
-        help="stop after N problems (default: 20)",
-    )
-    no_color(verify)
+    _number(verify, "--max-errors", "stop after N problems (default: 20)", 20)
+    _no_color(verify)
     verify.set_defaults(handler=_verify)
 
-    diff = command(
+
+def _add_diff(commands: argparse._SubParsersAction[_Parser]) -> None:
+    diff = _command(
+        commands,
         "diff",
         "compare two recordings event by event (exit 1 when they differ)",
         "Compare two recordings event by event. Ids and timestamps are normalized first (ids "
@@ -139,132 +178,117 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="compare the cassettes' recorded HTTP requests and responses instead of events",
     )
-    diff.add_argument(
-        "--context",
-        type=int,
-        default=2,
-        metavar="N",
-        help="events of context around the first difference (default: 2)",
-    )
-    no_color(diff)
+    _number(diff, "--context", "events of context around the first difference (default: 2)", 2)
+    _no_color(diff)
     diff.set_defaults(handler=_diff)
 
-    state = command(
+
+def _add_state(commands: argparse._SubParsersAction[_Parser]) -> None:
+    state = _command(
+        commands,
         "state",
         "print the client state (final, or after event N) as JSON",
         "Print the state a client holds after the whole recording, after event N (--at), or "
         "at the end of run N (--run), as JSON.",
     )
-    state.add_argument("file", help="cassette, SSE capture or JSON lines")
-    state.add_argument(
-        "--at",
-        type=int,
-        metavar="N",
-        help="the state right after event #N (negative counts from the end)",
-    )
-    state.add_argument("--run", type=int, metavar="N", help="the state at the end of run N")
+    state.add_argument("file", help=_RECORDING)
+    _number(state, "--at", "the state right after event #N (negative counts from the end)")
+    _number(state, "--run", "the state at the end of run N")
     state.add_argument("--compact", action="store_true", help="one line of JSON")
     state.set_defaults(handler=_state)
 
-    serve = command(
-        "serve",
-        "serve recordings as a live AG-UI endpoint on loopback",
-        "Serve a recording, or a folder of cassettes, as an AG-UI endpoint: POST a "
-        "RunAgentInput and the recorded run whose input matches it streams back as SSE. Inputs "
-        "match on their messages and resume, ids normalized (renamed in order of first "
-        "appearance, as the normalize module does), so a front end's own thread, run and "
-        "message ids do not matter (the stream names the messages it posted by its ids, so "
-        "a conversation plays turn after turn); among matching runs the posted thread's recorded "
-        "conversation comes first, then file order. An input no run matches gets a 404 naming "
-        "the closest run and the first difference. Recordings without inputs (SSE captures, "
-        "JSON lines), and inputs with no messages, are served in order: the n-th request "
-        "gets run n. Events with timestamps keep their recorded pacing, scaled by --speed. "
-        "Faults for a front end's error states: --cut-after drops the connection, "
-        "--error-after sends a RUN_ERROR, --delay holds the first event; a request's "
-        "X-AGUI-Replay-Fault header (cut-after=N, error-after=N, delay=S, drop=N, "
-        "duplicate=N, garble=N) chooses its own. GET /_agui/runs lists the runs. Prints the "
-        "URL on stdout; Ctrl-C or SIGTERM stops it.",
+
+_SERVE = (
+    "Serve a recording, or a folder of cassettes, as an AG-UI endpoint: POST a "
+    "RunAgentInput and the recorded run whose input matches it streams back as SSE. Inputs "
+    "match on their messages and resume, ids normalized (renamed in order of first "
+    "appearance, as the normalize module does), so a front end's own thread, run and "
+    "message ids do not matter (the stream names the messages it posted by its ids, so "
+    "a conversation plays turn after turn); among matching runs the posted thread's recorded "
+    "conversation comes first, then file order. An input no run matches gets a 404 naming "
+    "the closest run and the first difference. Recordings without inputs (SSE captures, "
+    "JSON lines), and inputs with no messages, are served in order: the n-th request "
+    "gets run n. Events with timestamps keep their recorded pacing, scaled by --speed. "
+    "Faults for a front end's error states: --cut-after drops the connection, "
+    "--error-after sends a RUN_ERROR, --delay holds the first event; a request's "
+    "X-AGUI-Replay-Fault header (cut-after=N, error-after=N, delay=S, drop=N, "
+    "duplicate=N, garble=N) chooses its own. GET /_agui/runs lists the runs. Prints the "
+    "URL on stdout; Ctrl-C or SIGTERM stops it."
+)
+
+
+def _seconds(sub: argparse.ArgumentParser, flag: str, default: float, help: str) -> None:
+    sub.add_argument(flag, type=float, default=default, metavar="SECONDS", help=help)
+
+
+def _add_serve(commands: argparse._SubParsersAction[_Parser]) -> None:
+    serve = _command(
+        commands, "serve", "serve recordings as a live AG-UI endpoint on loopback", _SERVE
     )
-    serve.add_argument(
-        "file",
-        help="cassette, SSE capture or JSON lines; a folder means every cassette (*.json) in it",
-    )
-    serve.add_argument(
-        "--host",
-        default="127.0.0.1",
-        help="address to bind (default 127.0.0.1, loopback); another one, such as 0.0.0.0 for "
-        "a browser in a container, lets other machines in, with a warning",
-    )
-    serve.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
+    serve.add_argument("file", help=_RECORDING + _FOLDER)
+    _listen(serve)
     serve.add_argument(
         "--speed",
         type=float,
         default=1.0,
         help="timing factor: 1 as recorded, 10 ten times faster, 0 instant",
     )
-    serve.add_argument(
-        "--max-gap",
-        type=float,
-        default=5.0,
-        metavar="SECONDS",
-        help="cap on any one pause between events (default: 5)",
-    )
-    serve.add_argument(
+    _seconds(serve, "--max-gap", 5.0, "cap on any one pause between events (default: 5)")
+    _number(
+        serve,
         "--run",
-        type=int,
-        metavar="N",
-        help="always serve run N, whatever is posted (a folder's runs count across its files)",
+        "always serve run N, whatever is posted (a folder's runs count across its files)",
     )
     serve.add_argument(
         "--in-order",
         action="store_true",
         help="ignore the posted input: the n-th request gets run n (wrapping around)",
     )
-    serve.add_argument(
-        "--delay",
-        type=float,
-        default=0.0,
-        metavar="SECONDS",
-        help="wait this long before the first event of every run (a slow agent)",
+    _seconds(
+        serve, "--delay", 0.0, "wait this long before the first event of every run (a slow agent)"
     )
-    serve.add_argument(
+    _number(
+        serve,
         "--cut-after",
-        type=int,
-        metavar="N",
-        help="drop the connection after N events: the client's fetch fails mid-stream",
+        "drop the connection after N events: the client's fetch fails mid-stream",
     )
-    serve.add_argument(
+    _number(
+        serve,
         "--error-after",
-        type=int,
-        metavar="N",
-        help="send a RUN_ERROR (code INJECTED_FAULT) after N events and end the stream",
+        "send a RUN_ERROR (code INJECTED_FAULT) after N events and end the stream",
     )
     serve.add_argument(
         "--quiet", action="store_true", help="print only the URL line (no banner, no request log)"
     )
     serve.set_defaults(handler=_serve)
 
-    view = command(
+
+def _add_view(commands: argparse._SubParsersAction[_Parser]) -> None:
+    view = _command(
+        commands,
         "view",
         "write a self-contained HTML viewer",
         "Write one self-contained HTML page (no network): the timeline of events, the "
         "messages as a chat and the state at any event, with the changes highlighted. "
         "Select an event with the mouse or the arrow keys; the URL hash #event=N selects one.",
     )
-    view.add_argument("file", help="cassette, SSE capture or JSON lines")
+    view.add_argument("file", help=_RECORDING)
     view.add_argument(
         "-o",
         "--output",
         metavar="PATH",
         help="where to write (default: <input name>.html here; - for stdout)",
     )
-    view.add_argument("--at", type=int, metavar="N", help="preselect event #N")
+    _number(view, "--at", "preselect event #N")
     view.set_defaults(handler=_view)
 
-    capture = commands.add_parser(
+
+def _add_capture(commands: argparse._SubParsersAction[_Parser]) -> None:
+    capture = _command(
+        commands,
         "capture",
-        help="record any AG-UI agent's runs through a loopback proxy",
-        description="Stand in front of an AG-UI agent (any language, any framework) at "
+        "record any AG-UI agent's runs through a loopback proxy",
+        "Stand in front of an AG-UI agent (any language, any framework) at "
         "--target: each RunAgentInput POSTed to the printed URL goes to the agent, its event "
         "stream comes back unchanged as it arrives, and each completed run (its input and "
         "events) is added to the cassette --out FILE, written whole and atomically after every "
@@ -272,11 +296,10 @@ def build_parser() -> argparse.ArgumentParser:
         "on and not recorded (the log says why). Request headers go to the agent, never into "
         "the file. Prints the URL on stdout; Ctrl-C or SIGTERM stops it once the runs in "
         "flight have ended (a second Ctrl-C at once).",
-        epilog="the cassette verifies, shows, views and serves like any other: agui-replay "
+        "the cassette verifies, shows, views and serves like any other: agui-replay "
         "verify --mode strict FILE, show FILE, view FILE, serve FILE.\n"
         "exit codes: 0 stopped by Ctrl-C or SIGTERM, 2 a wrong command line (target, host, "
         "port, FILE) or runs that could not be written to FILE.",
-        formatter_class=fmt,
     )
     capture.add_argument(
         "--target",
@@ -294,13 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     existing.add_argument(
         "--overwrite", action="store_true", help="FILE exists: replace it at the first run"
     )
-    capture.add_argument(
-        "--host",
-        default="127.0.0.1",
-        help="address to bind (default 127.0.0.1, loopback); another one, such as 0.0.0.0 for "
-        "a browser in a container, lets other machines in, with a warning",
-    )
-    capture.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
+    _listen(capture)
     capture.add_argument(
         "--quiet",
         action="store_true",
@@ -308,16 +325,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     capture.set_defaults(handler=_capture)
 
-    examples = commands.add_parser(
+
+def _add_examples(commands: argparse._SubParsersAction[_Parser]) -> None:
+    examples = _command(
+        commands,
         "examples",
-        help="replay every example's cassettes offline and report",
-        description="Run the cassette tests under PATH (default: examples/ here) with pytest, "
+        "replay every example's cassettes offline and report",
+        "Run the cassette tests under PATH (default: examples/ here) with pytest, "
         "in this process, replay only: no network, no API key, nothing written. Prints per "
         "example folder each test, the cassette it replayed with its runs and events, and a "
         "total. A cassette no test replays fails the run too.",
-        epilog="exit codes: 0 every test passed, 1 a test failed (or none ran, or a cassette "
+        "exit codes: 0 every test passed, 1 a test failed (or none ran, or a cassette "
         "is unused), 2 PATH does not exist.",
-        formatter_class=fmt,
     )
     examples.add_argument(
         "path", nargs="?", metavar="PATH", help="the examples folder (default: ./examples)"
@@ -327,27 +346,25 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also run the tests that use no cassette (property tests and the like)",
     )
-    examples.add_argument(
-        "--max-lines",
-        type=int,
-        default=30,
-        metavar="N",
-        help="first lines of each failure shown (default: 30; 0 for all)",
+    _number(
+        examples, "--max-lines", "first lines of each failure shown (default: 30; 0 for all)", 30
     )
-    no_color(examples)
+    _no_color(examples)
     examples.set_defaults(handler=_examples)
 
-    review = commands.add_parser(
+
+def _add_review(commands: argparse._SubParsersAction[_Parser]) -> None:
+    review = _command(
+        commands,
         "review",
-        help="accept or reject the changed events replays kept beside their cassettes",
-        description="Walk the pending changes under PATH (NAME.json.pending, kept by a replay "
+        "accept or reject the changed events replays kept beside their cassettes",
+        "Walk the pending changes under PATH (NAME.json.pending, kept by a replay "
         "whose provider requests all matched but whose events changed), show each run's diff "
         "and ask: a accepts (the cassette gets the new events; its interactions stay byte for "
         "byte), r rejects (the pending file is deleted), s skips, q quits. Answers are read "
         "line by line from standard input; end of input quits.",
-        epilog="exit codes: 0 done (or nothing pending), 1 a pending change was refused (its "
+        "exit codes: 0 done (or nothing pending), 1 a pending change was refused (its "
         "cassette changed since), 2 PATH does not exist.",
-        formatter_class=fmt,
     )
     review.add_argument(
         "path", nargs="?", metavar="PATH", help="cassette folder or file (default: cassettes/)"
@@ -356,7 +373,6 @@ def build_parser() -> argparse.ArgumentParser:
     every.add_argument("--accept-all", action="store_true", help="accept every pending change")
     every.add_argument("--reject-all", action="store_true", help="reject every pending change")
     review.set_defaults(handler=_review)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

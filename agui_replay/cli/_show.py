@@ -259,19 +259,7 @@ def _show_event(
             + clip(content, width)
         ]
     if kind in ("STATE_SNAPSHOT", "STATE_DELTA"):
-        if not step.state_changed:
-            return [f"{c.blue('state')} unchanged ({kind})"]
-        new = clip(_compact(step.session.state), width)
-        if step.previous_state is None:
-            return [f"{c.blue('state =')} {new}"]
-        ops = state_diff(step.previous_state, step.session.state)
-        if not ops:
-            return [f"{c.blue('state')} unchanged ({kind})"]
-        how = "snapshot" if kind == "STATE_SNAPSHOT" else "delta"
-        return [
-            f"{c.blue('state')} {how}: {_describe_ops(ops, width)}",
-            f"      {c.blue('=')} {new}",
-        ]
+        return _state_lines(step, kind, c, width)
     if kind == "STEP_STARTED":
         return [f"{c.green('step')} {event.get('stepName')} ▸"]
     if kind == "STEP_FINISHED":
@@ -279,22 +267,7 @@ def _show_event(
     if kind == "RUN_STARTED":
         return [c.bold("RUN_STARTED")]
     if kind == "RUN_FINISHED":
-        outcome = event.get("outcome") or {}
-        kind_of = outcome.get("type", "success") if isinstance(outcome, dict) else "success"
-        lines = [
-            c.bold("RUN_FINISHED")
-            + f" {c.green(kind_of) if kind_of == 'success' else c.yellow(kind_of)}"
-        ]
-        if "result" in event:
-            lines[0] += f" result {clip(_compact(event['result']), width)}"
-        for interrupt in (outcome.get("interrupts") or []) if isinstance(outcome, dict) else []:
-            message = f' "{interrupt.get("message")}"' if interrupt.get("message") else ""
-            call = f" tool call {interrupt['toolCallId']}" if interrupt.get("toolCallId") else ""
-            lines.append(
-                f"      {c.yellow('interrupt')} {interrupt.get('id')} ({interrupt.get('reason')})"
-                f"{call}{message}"
-            )
-        return lines
+        return _run_finished_lines(event, c, width)
     if kind == "RUN_ERROR":
         code = f" [{event['code']}]" if event.get("code") else ""
         return [c.red(f"RUN_ERROR{code} {event.get('message', '')}")]
@@ -316,3 +289,38 @@ def _show_event(
         ]
     rest = {k: v for k, v in event.items() if k not in ("type", "timestamp")}
     return [f"{kind} {clip(_compact(rest), width)}"]
+
+
+def _state_lines(step: StreamWalk, kind: str, c: _Style, width: int | None) -> list[str]:
+    if not step.state_changed:
+        return [f"{c.blue('state')} unchanged ({kind})"]
+    new = clip(_compact(step.session.state), width)
+    if step.previous_state is None:
+        return [f"{c.blue('state =')} {new}"]
+    ops = state_diff(step.previous_state, step.session.state)
+    if not ops:
+        return [f"{c.blue('state')} unchanged ({kind})"]
+    how = "snapshot" if kind == "STATE_SNAPSHOT" else "delta"
+    return [
+        f"{c.blue('state')} {how}: {_describe_ops(ops, width)}",
+        f"      {c.blue('=')} {new}",
+    ]
+
+
+def _run_finished_lines(event: dict[str, Any], c: _Style, width: int | None) -> list[str]:
+    outcome = event.get("outcome") or {}
+    kind_of = outcome.get("type", "success") if isinstance(outcome, dict) else "success"
+    lines = [
+        c.bold("RUN_FINISHED")
+        + f" {c.green(kind_of) if kind_of == 'success' else c.yellow(kind_of)}"
+    ]
+    if "result" in event:
+        lines[0] += f" result {clip(_compact(event['result']), width)}"
+    for interrupt in (outcome.get("interrupts") or []) if isinstance(outcome, dict) else []:
+        message = f' "{interrupt.get("message")}"' if interrupt.get("message") else ""
+        call = f" tool call {interrupt['toolCallId']}" if interrupt.get("toolCallId") else ""
+        lines.append(
+            f"      {c.yellow('interrupt')} {interrupt.get('id')} ({interrupt.get('reason')})"
+            f"{call}{message}"
+        )
+    return lines

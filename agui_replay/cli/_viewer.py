@@ -32,7 +32,7 @@ from agui_replay.events import WireEvent, event_type
 from agui_replay.patch import diff
 
 if TYPE_CHECKING:
-    from agui_replay.cassette import Recording
+    from agui_replay.cassette import RecordedRun, Recording
 
 __all__ = ["render_html", "summarize_event", "view_data"]
 
@@ -283,19 +283,6 @@ def view_data(
     for problem in problems:
         errors.append([problem.index, str(problem)])
 
-    runs = []
-    for run in recording.runs:
-        first = run.events[0] if run.events else {}
-        runs.append(
-            {
-                "index": run.index,
-                "start": run.start,
-                "end": run.end,
-                "name": run.name,
-                "threadId": first.get("threadId"),
-                "runId": first.get("runId"),
-            }
-        )
     return {
         "file": str(recording.path),
         "kind": recording.kind,
@@ -303,7 +290,7 @@ def view_data(
         "events": recording.events,
         "summaries": [summarize_event(e) for e in recording.events],
         "lines": recording.known_lines(),
-        "runs": runs,
+        "runs": [_run_data(run) for run in recording.runs],
         "initialState": start,
         "stateOps": state_ops,
         "messages": messages.result(),
@@ -311,6 +298,18 @@ def view_data(
         "errors": errors,
         "valid": not violations and not problems,
         "selected": selected,
+    }
+
+
+def _run_data(run: RecordedRun) -> dict[str, Any]:
+    first = run.events[0] if run.events else {}
+    return {
+        "index": run.index,
+        "start": run.start,
+        "end": run.end,
+        "name": run.name,
+        "threadId": first.get("threadId"),
+        "runId": first.get("runId"),
     }
 
 

@@ -216,21 +216,31 @@ class _Patcher:
             self.owned.add(id(value))
             self.added.append(id(value))
 
-    def add(self, tokens: Sequence[str], value: Any) -> None:
+    def add(self, tokens: Sequence[str], value: Any, replace: bool = False) -> None:
+        """Put ``value`` at ``tokens``: added, or with ``replace`` replacing what is there."""
         if not tokens:
             self.root = value
             return
         node = self.parent(tokens)
         last = tokens[-1]
+        depth = len(tokens) - 1
         if isinstance(node, dict):
+            if last in node:
+                self._put(node, last, value)
+                return
+            if replace:
+                raise _Fail(
+                    f"path not found: the object at {_pointer(tokens[:-1])!r} has no member "
+                    f"{last!r} to replace (use add to create it)"
+                )
             if self.log is not None:
-                if last in node:
-                    self.log.append(("set", node, last, node[last]))
-                else:
-                    self.log.append(("del", node, last))
+                self.log.append(("del", node, last))
             node[last] = value
+        elif replace:
+            index = _index(last, len(node), for_insert=False, tokens=tokens, depth=depth)
+            self._put(node, index, value)
         else:
-            index = _index(last, len(node), for_insert=True, tokens=tokens, depth=len(tokens) - 1)
+            index = _index(last, len(node), for_insert=True, tokens=tokens, depth=depth)
             node.insert(index, value)
             if self.log is not None:
                 self.log.append(("pop", node, index))
@@ -258,25 +268,6 @@ class _Patcher:
         if self.log is not None:
             self.log.append(("insert", node, index, old))
         return old
-
-    def replace(self, tokens: Sequence[str], value: Any) -> None:
-        if not tokens:
-            self.root = value
-            return
-        node = self.parent(tokens)
-        last = tokens[-1]
-        if isinstance(node, dict):
-            if last not in node:
-                raise _Fail(
-                    f"path not found: the object at {_pointer(tokens[:-1])!r} has no member "
-                    f"{last!r} to replace (use add to create it)"
-                )
-            self._put(node, last, value)
-        else:
-            depth = len(tokens) - 1
-            self._put(
-                node, _index(last, len(node), for_insert=False, tokens=tokens, depth=depth), value
-            )
 
     def apply(self, op: Mapping[str, Any]) -> None:
         name = op.get("op")
@@ -308,10 +299,7 @@ class _Patcher:
             except Invalid as exc:
                 raise _Fail(_invalid_value(exc, "value", len(tokens))) from None
             self._fresh(value)
-            if name == "add":
-                self.add(tokens, value)
-            else:
-                self.replace(tokens, value)
+            self.add(tokens, value, replace=name == "replace")
             return
         source = _pointer_tokens(op, "from")
         if name == "copy":

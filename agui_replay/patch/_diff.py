@@ -231,10 +231,10 @@ class _Walk:
                 self.paired(a, b, path, changed[0], changed[-1] + 1, changed)
             return
         shorter = min(n, m)
-        prefix = _common_prefix(a, b, shorter, eq)
+        prefix = _common_run(a, b, shorter, eq)
         if prefix == n == m:
             return
-        suffix = _common_suffix(a, b, shorter - prefix, eq)
+        suffix = _common_run(a, b, shorter - prefix, eq, from_end=True)
         a_end, b_end = n - suffix, m - suffix
         paired = min(a_end, b_end) - prefix
         if self.room is not None and paired >= 16:
@@ -539,17 +539,10 @@ def _equal_run(a: list[Any], b: list[Any], limit: int, from_end: bool = False) -
     them, so no slice is much longer than what has been compared already. The slice that
     differs is scanned.
     """
-    n, m = len(a), len(b)
     order: Callable[[list[Any]], Iterable[Any]] = reversed if from_end else iter
-
-    def pieces(low: int, high: int) -> tuple[list[Any], list[Any]]:  # counted from the end?
-        if from_end:
-            return a[n - high : n - low], b[m - high : m - low]
-        return a[low:high], b[low:high]
-
     start, stop, size = 0, min(limit, _SCAN), _CHUNK
     while start < limit:
-        olds, news = pieces(start, stop)
+        olds, news = _slices(a, b, start, stop, from_end)
         if start == 0 or olds != news:
             found = next(compress(count(), map(operator.ne, order(olds), order(news))), None)
             if found is not None:
@@ -561,40 +554,32 @@ def _equal_run(a: list[Any], b: list[Any], limit: int, from_end: bool = False) -
     return limit
 
 
-def _common_prefix(a: list[Any], b: list[Any], limit: int, eq: _Eq) -> int:
+def _slices(
+    a: list[Any], b: list[Any], low: int, high: int, from_end: bool
+) -> tuple[list[Any], list[Any]]:
+    """``a[low:high]`` and ``b[low:high]``, or with ``from_end`` the same counted from the end."""
+    if from_end:
+        n, m = len(a), len(b)
+        return a[n - high : n - low], b[m - high : m - low]
+    return a[low:high], b[low:high]
+
+
+def _common_run(a: list[Any], b: list[Any], limit: int, eq: _Eq, from_end: bool = False) -> int:
+    """Length of the common prefix (``from_end``: suffix) of ``a`` and ``b``, at most ``limit``
+    items, by ``eq``."""
     if eq is operator.eq:
-        return _equal_run(a, b, limit)
+        return _equal_run(a, b, limit, from_end)
     # Strict equality is a Python function, so compare slices (galloping, then bisecting):
-    # each comparison still runs at C speed, and the work stays proportional to the prefix.
+    # each comparison still runs at C speed, and the work stays proportional to the run.
     low, step = 0, 1
     while low < limit:
         high = min(low + step, limit)
-        if eq(a[low:high], b[low:high]):
+        if eq(*_slices(a, b, low, high, from_end)):
             low, step = high, step * 2
             continue
         while high - low > 1:
             mid = (low + high) // 2
-            if eq(a[low:mid], b[low:mid]):
-                low = mid
-            else:
-                high = mid
-        return low
-    return limit
-
-
-def _common_suffix(a: list[Any], b: list[Any], limit: int, eq: _Eq) -> int:
-    n, m = len(a), len(b)
-    if eq is operator.eq:
-        return _equal_run(a, b, limit, from_end=True)
-    low, step = 0, 1
-    while low < limit:
-        high = min(low + step, limit)
-        if eq(a[n - high : n - low], b[m - high : m - low]):
-            low, step = high, step * 2
-            continue
-        while high - low > 1:
-            mid = (low + high) // 2
-            if eq(a[n - mid : n - low], b[m - mid : m - low]):
+            if eq(*_slices(a, b, low, mid, from_end)):
                 low = mid
             else:
                 high = mid

@@ -176,6 +176,27 @@ def scrub_chunks(pieces: Sequence[str], regexes: Regexes, replacement: str) -> l
     for span in match_spans(text, regexes, plain_from):
         edits.append((*span, replacement))
 
+    _scrub_streams(streams, frames, value_spans, changes, regexes, replacement)
+
+    for frame, frame_changes in changes.items():
+        base, data = frames[frame]
+        for (lo, hi), new in frame_changes.items():
+            edits.append(_token_edit(data, base, lo, hi, new))
+    if not edits:
+        return list(pieces)
+    edits.sort()
+    return apply_edits(text, pieces, edits)
+
+
+def _scrub_streams(
+    streams: dict[tuple[object, ...], list[tuple[int, Path, str]]],
+    frames: list[tuple[int, str]],
+    value_spans: dict[int, dict[Path, tuple[int, int]]],
+    changes: dict[int, dict[tuple[int, int], str]],
+    regexes: Regexes,
+    replacement: str,
+) -> None:
+    """Scrub each stream's pieces as one text, noting the changed tokens in ``changes``."""
     for entries in streams.values():
         scrubbed = split_scrub([value for _, _, value in entries], regexes, replacement)
         for (frame, path, old), new in zip(entries, scrubbed, strict=True):
@@ -197,15 +218,6 @@ def scrub_chunks(pieces: Sequence[str], regexes: Regexes, replacement: str) -> l
                 # the stream as a whole decides about its pieces (a lone piece may look like
                 # a key that, joined with the piece before, is not one)
                 frame_changes.pop(found, None)
-
-    for frame, frame_changes in changes.items():
-        base, data = frames[frame]
-        for (lo, hi), new in frame_changes.items():
-            edits.append(_token_edit(data, base, lo, hi, new))
-    if not edits:
-        return list(pieces)
-    edits.sort()
-    return apply_edits(text, pieces, edits)
 
 
 def _scrub_string(value: str, regexes: Regexes, replacement: str) -> str:

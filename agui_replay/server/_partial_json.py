@@ -149,6 +149,16 @@ class PartialJSON:
         frame.safe = end
         frame.expect = _COMMA
 
+    def _token_done(self, i: int) -> bool:
+        """A number or literal ended before ``i``; False when it is no JSON literal."""
+        token = self._text[self._token_at : i]
+        if token[0].isalpha() and token not in ("true", "false", "null"):
+            self._fail(self._token_at, f"unknown literal {token!r}")
+            return False
+        self._mode = 0
+        self._value_done(i)
+        return True
+
     def _scan(self, i: int) -> None:
         text = self._text
         n = len(text)
@@ -167,12 +177,9 @@ class PartialJSON:
                     self._escape_at = i
                     i += 1
                     continue
-                # the closing quote
-                self._mode = 0
-                self._high_end = -1
+                self._mode, self._high_end = 0, -1  # the closing quote
                 if self._in_key:
-                    self._in_key = False
-                    stack[-1].expect = _COLON
+                    self._in_key, stack[-1].expect = False, _COLON
                 else:
                     self._value_done(i + 1)
                 i += 1
@@ -182,12 +189,8 @@ class PartialJSON:
                 if ch.isalnum() or ch in "+-.":
                     i += 1
                     continue
-                token = text[self._token_at : i]
-                if token[0].isalpha() and token not in ("true", "false", "null"):
-                    self._fail(self._token_at, f"unknown literal {token!r}")
+                if not self._token_done(i):
                     return
-                self._mode = 0
-                self._value_done(i)
                 continue  # the delimiter is read as usual
             if ch in _WS:
                 i += 1

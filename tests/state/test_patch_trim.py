@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 import agui_replay.patch._diff as walk
 from agui_replay.patch import apply_patch, diff, diff_in_place
-from agui_replay.patch._diff import _common_prefix, _common_suffix
+from agui_replay.patch._diff import _common_run
+from agui_replay.patch._json import _strict_eq
 
 
 def _naive_prefix(a: list[Any], b: list[Any], limit: int) -> int:
@@ -54,8 +55,9 @@ def test_the_trimmed_ends_are_the_longest_equal_ones(pair: Any, data: st.DataObj
     a, b = pair
     shorter = min(len(a), len(b))
     limit = data.draw(st.integers(0, shorter))
-    assert _common_prefix(a, b, limit, operator.eq) == _naive_prefix(a, b, limit)
-    assert _common_suffix(a, b, limit, operator.eq) == _naive_suffix(a, b, limit)
+    for eq in (operator.eq, _strict_eq):  # == scans and gallops; the strict one bisects
+        assert _common_run(a, b, limit, eq) == _naive_prefix(a, b, limit)
+        assert _common_run(a, b, limit, eq, from_end=True) == _naive_suffix(a, b, limit)
 
 
 @settings(max_examples=60, deadline=None)
