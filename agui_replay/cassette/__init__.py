@@ -1,6 +1,6 @@
 """Cassettes: the recorded runs of one test, as a versioned, diff-friendly JSON file."""
 
-from agui_replay._lazy import claim
+from agui_replay._facades import claim
 from agui_replay.cassette._format import (
     Cassette,
     CassetteRun,

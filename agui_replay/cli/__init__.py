@@ -20,7 +20,7 @@ from 0 as in ``runs[0]`` of a cassette.
 
 from __future__ import annotations
 
-from agui_replay._lazy import claim
+from agui_replay._facades import claim
 from agui_replay.cli._parser import main
 from agui_replay.cli._serve import replay_app
 

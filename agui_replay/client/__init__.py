@@ -1,6 +1,6 @@
 """The client-side view of a stream: fold AG-UI events into state, messages and interrupts."""
 
-from agui_replay._lazy import claim, moved_errors
+from agui_replay._facades import claim, moved_errors
 from agui_replay.client._folding import Session, apply_events
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Normalization: make an event stream deterministic so two runs of one agent compare equal."""
 
-from agui_replay._lazy import claim
+from agui_replay._facades import claim
 from agui_replay.normalize._normalizer import (
     NormalizedStream,
     Normalizer,

@@ -25,7 +25,7 @@ are not JSON values.
 
 from __future__ import annotations
 
-from agui_replay._lazy import claim
+from agui_replay._facades import claim
 
 from .._limits import MAX_DEPTH
 from ._apply import apply_patch, apply_patch_in_place

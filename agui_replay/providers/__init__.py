@@ -38,28 +38,24 @@ library's exceptions for a timeout, a refused connection and a cut stream.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from agui_replay._lazy import lazy_names
-
-if TYPE_CHECKING:
-    from agui_replay.providers._chunking import by_size, by_word
-    from agui_replay.providers._fake import FakeProvider
-    from agui_replay.providers._interaction import Interaction
-    from agui_replay.providers._recorder import Recorder
-    from agui_replay.providers._script import (
-        ProviderRequest,
-        Reasoning,
-        ReasoningDelta,
-        Text,
-        TextDelta,
-        ToolCall,
-        ToolCallDelta,
-        Usage,
-        detect_api,
-    )
-    from agui_replay.providers._session import SessionProvider
-    from agui_replay.providers._transport._loopback import LoopbackServer
+from agui_replay._facades import claim
+from agui_replay.providers._chunking import by_size, by_word
+from agui_replay.providers._fake import FakeProvider
+from agui_replay.providers._interaction import Interaction
+from agui_replay.providers._recorder import Recorder
+from agui_replay.providers._script import (
+    ProviderRequest,
+    Reasoning,
+    ReasoningDelta,
+    Text,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+    detect_api,
+)
+from agui_replay.providers._session import SessionProvider
+from agui_replay.providers._transport._loopback import LoopbackServer
 
 __all__ = [
     "FakeProvider",
@@ -80,30 +76,6 @@ __all__ = [
     "detect_api",
 ]
 
-# Names load on first use: pytest imports this package (for the plugin's fixtures) in every run,
-# and the fake, its server and the transports (httpx, httpx2) cost tens of milliseconds.
-_SCRIPT = "agui_replay.providers._script"
-_HOMES = {
-    "FakeProvider": "agui_replay.providers._fake",
-    **dict.fromkeys(
-        (
-            "ProviderRequest",
-            "Reasoning",
-            "ReasoningDelta",
-            "Text",
-            "TextDelta",
-            "ToolCall",
-            "ToolCallDelta",
-            "Usage",
-            "detect_api",
-        ),
-        _SCRIPT,
-    ),
-    **dict.fromkeys(("by_size", "by_word"), "agui_replay.providers._chunking"),
-    "Interaction": "agui_replay.providers._interaction",
-    "LoopbackServer": "agui_replay.providers._transport._loopback",
-    "Recorder": "agui_replay.providers._recorder",
-    "SessionProvider": "agui_replay.providers._session",
-}
-
-__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
+# Plain imports (about 50 ms, httpx and httpx2 not among them): the pytest plugin does not import
+# this package at start-up, only a fixture or a test that uses it.
+claim(__name__, [globals()[name] for name in __all__])

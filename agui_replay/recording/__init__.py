@@ -34,7 +34,7 @@ can never reach a real provider by accident.
 
 from __future__ import annotations
 
-from agui_replay._lazy import claim, moved_errors
+from agui_replay._facades import claim, moved_errors
 from agui_replay.recording._modes import (
     DEFAULT_SECRET_ENV,
     RecordMode,

@@ -1,6 +1,6 @@
 """Scrubbing: keep API keys and other secrets out of everything that is stored."""
 
-from agui_replay._lazy import claim
+from agui_replay._facades import claim
 from agui_replay.scrub._scrubber import (
     DEFAULT_SECRET_HEADERS,
     DEFAULT_SECRET_PATTERNS,

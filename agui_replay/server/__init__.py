@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agui_replay._lazy import claim
+from agui_replay._facades import claim
 from agui_replay.server._cancel import CancellationToken
 from agui_replay.server._context import RunContext, run_input
 from agui_replay.server._driver import Agent, run_agent, run_agent_sync

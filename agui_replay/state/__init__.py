@@ -31,7 +31,7 @@ Unchanged()
 
 from __future__ import annotations
 
-from agui_replay._lazy import claim
+from agui_replay._facades import claim
 
 from ._codec import decode_state, encode_state
 from ._manager import StateManager

@@ -45,7 +45,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by te
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from agui_replay._lazy import claim
+from agui_replay._facades import claim
 from agui_replay.client import Session
 from agui_replay.errors import InvalidArgumentError
 from agui_replay.events import to_wire

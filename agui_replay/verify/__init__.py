@@ -1,6 +1,6 @@
 """The AG-UI ordering rules (which event may follow which), checked one event at a time."""
 
-from agui_replay._lazy import claim, moved_errors
+from agui_replay._facades import claim, moved_errors
 from agui_replay.verify._chunks import ChunkExpander, expand_chunks
 from agui_replay.verify._verifier import Mode, Verifier, verify_stream
 

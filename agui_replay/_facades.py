@@ -1,24 +1,20 @@
-"""Facades whose names load on first use, and that show their public path.
-
-A facade (``agui_replay.providers``, ``agui_replay.server``, ...) lists where each of its names
-is defined; :func:`lazy_names` returns the module's ``__getattr__`` and ``__dir__`` (PEP 562),
-so ``from agui_replay.providers import FakeProvider`` imports the private module that defines it
-only then. The pytest plugin is loaded in every pytest run, so a facade it touches must not pull
-in the HTTP clients or pydantic's event models before a test uses them.
+"""What every facade does to the names it exports.
 
 :func:`claim` sets ``__module__`` of the classes and functions a facade exports to the facade's
 name, so reprs, tracebacks and the docs show ``agui_replay.providers.FakeProvider`` rather than
-the private module it lives in.
+the private module it lives in. :func:`moved_errors` keeps an exception a facade used to export
+importable, with a :class:`DeprecationWarning`, for one release. Facades import their names
+plainly; only ``server`` loads its HTTP endpoint on first use, since starlette is an extra.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["claim", "lazy_names", "moved_errors"]
+__all__ = ["claim", "moved_errors"]
 
 
 def claim(facade: str, values: Iterable[Any]) -> None:
@@ -32,32 +28,6 @@ def claim(facade: str, values: Iterable[Any]) -> None:
             if module.startswith("agui_replay.") and "._" in module:
                 with contextlib.suppress(AttributeError, TypeError):  # a frozen type
                     value.__module__ = facade
-
-
-def lazy_names(
-    facade: str, homes: Mapping[str, str], public: Iterable[str]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """``__getattr__`` and ``__dir__`` for ``facade``, whose names live in ``homes``.
-
-    ``homes`` maps each lazily loaded name to the dotted module that defines it. A loaded name
-    is not cached in the facade's globals: it is read from its module each time, so a module
-    imported afresh (pytester drops the modules an inner run imported) never leaves the facade
-    handing out its old classes beside the new ones.
-    """
-    listed = sorted(set(public))
-
-    def __getattr__(name: str) -> Any:
-        home = homes.get(name)
-        if home is None:
-            raise AttributeError(f"module {facade!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(home), name)
-        claim(facade, [value])
-        return value
-
-    def __dir__() -> list[str]:
-        return listed
-
-    return __getattr__, __dir__
 
 
 def moved_errors(facade: str, names: Iterable[str]) -> Callable[[str], Any]:
