@@ -17,7 +17,7 @@ Where things live (all private, behind the names below):
 
 * ``_fake``, ``_script``: the scripted fake and its script vocabulary; ``_chunking``: text
   cut into stream chunks; ``_recorder``: the recorder; ``_interaction``: the recorded data;
-  ``_session``: the seam; ``_plan``: a planned answer (:class:`Plan`) and the three ways a
+  ``_seam``: the seam; ``_plan``: a planned answer (:class:`Plan`) and the three ways a
   request fails (cut, timeout, unreachable);
 * where a replayed request is matched: ``_replaying`` (the reel of recorded exchanges every
   replay answers from, its faults, and the model providers' role) with ``_matchers`` (the
@@ -54,7 +54,7 @@ from agui_replay.providers._script import (
     Usage,
     detect_api,
 )
-from agui_replay.providers._session import SessionProvider
+from agui_replay.providers._seam import SessionProvider
 from agui_replay.providers._transport._loopback import LoopbackServer
 
 __all__ = [

@@ -54,7 +54,7 @@ from agui_replay.state import StateManager, encode_state
 from agui_replay.strategies import _documents
 from agui_replay.strategies._appliers import Applier, get_applier, js_number_view
 from agui_replay.strategies._documents import chunk_splits, json_keys, json_scalars, mutations
-from agui_replay.strategies._events import event_streams
+from agui_replay.strategies._event_streams import event_streams
 
 __all__ = [
     "assert_state_round_trip",

@@ -311,3 +311,15 @@ def test_the_cli_and_the_viewer_share_the_recordings_layer() -> None:
     )
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_no_two_modules_share_a_name_or_differ_only_by_a_plural() -> None:
+    # A name says one concern: `_session` in three packages, or `_interaction` beside
+    # `_interactions`, sent a reader to the wrong file.
+    seen: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.stem in ("__init__", "__main__"):
+            continue
+        key = path.stem.lstrip("_").removesuffix("s")
+        seen.setdefault(key, []).append(str(path.relative_to(PACKAGE)))
+    assert {key: paths for key, paths in seen.items() if len(paths) > 1} == {}

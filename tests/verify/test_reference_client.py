@@ -28,7 +28,7 @@ from agui_replay.client import Session
 from agui_replay.errors import ProtocolViolation
 from agui_replay.strategies import event_streams
 from agui_replay.strategies._appliers import js_number_view
-from agui_replay.strategies._events import STREAM_ITEM_KINDS
+from agui_replay.strategies._event_streams import STREAM_ITEM_KINDS
 from tests.support.corruptions import REFERENCE_RULES, corruptions
 from tests.support.js_packages import installed_js_packages
 

@@ -21,7 +21,7 @@ from agui_replay.assertions import assert_valid_stream
 from agui_replay.client import Session, apply_events
 from agui_replay.errors import EventDecodeError, ProtocolViolation
 from agui_replay.strategies import event_streams
-from agui_replay.strategies._events import STREAM_ITEM_KINDS, SUBAGENT_STEP
+from agui_replay.strategies._event_streams import STREAM_ITEM_KINDS, SUBAGENT_STEP
 from agui_replay.verify import Verifier, verify_stream
 from tests.support.corruptions import REFERENCE_RULES, corrupt, corruptions
 
