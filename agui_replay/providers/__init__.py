@@ -27,7 +27,9 @@ Where things live (all private, behind the names below):
   ``_bedrock``); a new provider format goes there, dispatched in ``_formats/__init__.py``;
 * ``_transport/``: how requests reach an answer: the loopback server, one module per HTTP
   library (``_httpx``, ``_aiohttp``, ``_urllib3``, ``_urllib``), the routing of the known
-  provider hosts (``_routing``) and the tape of other hosts (``_tape``).
+  provider hosts (``_routing``) and the tape of other hosts (``_tape``);
+* ``_background``: the telemetry a tape drops (:data:`DEFAULT_DROP_HOSTS`, light to import:
+  the pytest plugin reads it at start-up) and how background work is told from the test's.
 
 Adding an HTTP library is one new module in ``_transport/`` and its line in
 ``_routing._transports``: the module defines ``install(answer_for)``, which patches the
@@ -43,6 +45,7 @@ from typing import TYPE_CHECKING
 from agui_replay._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from agui_replay.providers._background import DEFAULT_DROP_HOSTS
     from agui_replay.providers._chunking import by_size, by_word
     from agui_replay.providers._fake import FakeProvider
     from agui_replay.providers._interaction import Interaction
@@ -60,9 +63,12 @@ if TYPE_CHECKING:
     )
     from agui_replay.providers._session import SessionProvider
     from agui_replay.providers._transport._loopback import LoopbackServer
+    from agui_replay.providers._transport._tape import HttpTape
 
 __all__ = [
+    "DEFAULT_DROP_HOSTS",
     "FakeProvider",
+    "HttpTape",
     "Interaction",
     "LoopbackServer",
     "ProviderRequest",
@@ -102,6 +108,8 @@ _HOMES = {
     **dict.fromkeys(("by_size", "by_word"), "agui_replay.providers._chunking"),
     "Interaction": "agui_replay.providers._interaction",
     "LoopbackServer": "agui_replay.providers._transport._loopback",
+    "DEFAULT_DROP_HOSTS": "agui_replay.providers._background",
+    "HttpTape": "agui_replay.providers._transport._tape",
     "Recorder": "agui_replay.providers._recorder",
     "SessionProvider": "agui_replay.providers._session",
 }

@@ -50,6 +50,11 @@ class Ledger:
     kept_snapshots: set[str] = field(default_factory=set)
     """Tests that failed during ``--agui-refresh`` and use syrupy's ``snapshot``: the refresh
     wrote nothing for them, so syrupy is told to keep their snapshots."""
+    background: Counter[str] = field(default_factory=Counter)
+    """Per host: the replayed requests answered locally as background work (telemetry a
+    timer sent, which the cassette lacks)."""
+    large: set[str] = field(default_factory=set)
+    """``"HOST (N KB)"`` of each recorded HTTP exchange over 256 KB."""
     claims: set[str] = field(default_factory=set)
     """The claim files the session made (see ``_paths``): removed at its end."""
 

@@ -79,7 +79,7 @@ def test_the_public_surface_does_not_grow() -> None:
     assert len(names) <= PUBLIC_NAMES_CEILING, sorted(names)
 
 
-PUBLIC_NAMES_CEILING = 153
+PUBLIC_NAMES_CEILING = 155  # +DEFAULT_DROP_HOSTS, +HttpTape (the session cassette's tape)
 
 
 @pytest.mark.parametrize("facade", ["agui_replay.providers"])

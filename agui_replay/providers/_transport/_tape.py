@@ -54,6 +54,13 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from agui_replay.errors import ReplayMismatchError
+from agui_replay.providers._background import (
+    DEFAULT_DROP_HOSTS,
+    Chain,
+    DropRules,
+    drop_entry,
+    looks_like_telemetry,
+)
 from agui_replay.providers._interaction import (
     RecordedResponse,
     parse_body,
@@ -74,20 +81,13 @@ from agui_replay.providers._transport._routing import HostTable, Router
 
 __all__ = ["DEFAULT_DROP_HOSTS", "HttpTape", "TapeRouter"]
 
-DEFAULT_DROP_HOSTS: tuple[str, ...] = (
-    "api.agno.com",  # Agno's telemetry (agno.api), older releases
-    "os-api.agno.com",  # Agno's telemetry, current releases (AgnoAPISettings.api_url)
-    "us.i.posthog.com",  # PostHog ingestion (CrewAI, Chroma, mem0... product analytics)
-    "eu.i.posthog.com",
-    "app.posthog.com",  # PostHog's former ingestion host, still the default of older clients
-    "api.smith.langchain.com",  # LangSmith tracing (LANGSMITH_TRACING=true)
-    "eu.api.smith.langchain.com",
-)
-"""Framework telemetry endpoints answered with an empty ``204`` (never sent, never stored)."""
-
 _ORDER_WAIT = 30.0
 """Seconds a replayed chunk waits at most for the request it arrived after (see the module's
 docstring); then it is served anyway, and the test fails on what differs instead of hanging."""
+
+_LARGE = 256 * 1024
+"""Bytes over which a recorded exchange is worth a warning (a price map, a package index's
+JSON): it bloats the cassette, and is most often background work to drop."""
 
 _log = logging.getLogger("agui_replay.tape")
 
@@ -128,8 +128,17 @@ class _Recording:
     after: list[int] = field(default_factory=list)
     """For each chunk: how many of the host's requests had been sent when it arrived."""
     end_after: int = 0
+    background: bool = False
+    """Sent from outside the tape's causal chain (see :mod:`~agui_replay.providers._background`)."""
+    failure: tuple[str, str] | None = None
+    """The request failed: ``("timeout" | "unreachable", what the HTTP library said)``."""
 
     def to_dict(self) -> dict[str, Any]:
+        if self.failure is not None:
+            kind, message = self.failure
+            failure: dict[str, Any] = {"failure": kind, "message": message}
+            failed = {"request": dict(self.request), "response": failure}
+            return {**failed, "background": True} if self.background else failed
         response = self.capture.stored.to_dict()
         chunks = response.get("chunks") or []
         for chunk, after in zip(chunks, self.after, strict=False):
@@ -139,7 +148,8 @@ class _Recording:
             response["open"] = True
         elif self.end_after > self.index:
             response["end_after"] = self.end_after
-        return {"request": dict(self.request), "response": response}
+        exchange = {"request": dict(self.request), "response": response}
+        return {**exchange, "background": True} if self.background else exchange
 
 
 class HttpTape:
@@ -151,7 +161,9 @@ class HttpTape:
     on besides its method and URL; ``loader`` gives the stored exchanges the first time a
     request is replayed (the cassette is read then, not before); ``providers`` the model
     provider hosts, left to the provider routing; ``faults`` the faults (with ``host=``) of a
-    faulted replay.
+    faulted replay; ``threads`` whether threads started from the test belong to its causal
+    chain (a session tape's do not: a timer an import started is background work); the chain
+    opens with the tape (``chained=False``: in :meth:`installed` blocks only).
     """
 
     def __init__(
@@ -167,12 +179,14 @@ class HttpTape:
         loader: Callable[[], Sequence[Mapping[str, Any]]] | None = None,
         providers: HostTable | None = None,
         faults: Iterable[Any] = (),
+        threads: bool = True,
+        chained: bool = True,
     ) -> None:
         self.mode = mode
         self.where = where
         self.scrubber = Scrubber(secrets=secrets)
         self.ignore = HostTable(ignore, known={})
-        self.drop = HostTable(drop, known={})
+        self.drop = DropRules(drop, lambda entries: HostTable(entries, known={}))
         self.recorded = [dict(e) for e in recorded]
         self._loader = loader
         self.providers = providers
@@ -181,6 +195,13 @@ class HttpTape:
         self.failures: list[str] = []
         """Every recorded request whose destination could not be reached."""
         self.dropped: list[str] = []
+        self.background: list[str] = []
+        """The replayed requests answered locally as background work (``METHOD URL``)."""
+        self.large: list[str] = []
+        """``HOST (N KB)`` of each recorded exchange over 256 KB."""
+        self.chain = Chain(thread_starts=threads)
+        if chained:
+            self.chain.open()
         self.skipped_origins: set[str] = set()
         """Origins reached as usual (the agent under test when it is a URL)."""
         self._recordings: list[_Recording] = []
@@ -225,7 +246,27 @@ class HttpTape:
             recordings = list(self._recordings)
         for recording in recordings:
             recording.capture.finish()
-        return [r.to_dict() for r in recordings]
+        return self._weighed([r.to_dict() for r in recordings])
+
+    def _weighed(self, exchanges: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``exchanges``, each over 256 KB warned about (once) and noted in :attr:`large`."""
+        for exchange in exchanges:
+            size = len(json.dumps(exchange, default=str))
+            url = str(exchange["request"].get("url", ""))
+            host = urlsplit(url).netloc
+            note = f"{host} ({size // 1024} KB)"
+            if size > _LARGE and note not in self.large:
+                self.large.append(note)
+                _log.warning(
+                    "%s: the recorded exchange %s %s is %d KB, which the cassette stores; if "
+                    "the test does not need it, drop_hosts=[%r] answers it locally instead",
+                    self.where,
+                    exchange["request"].get("method"),
+                    url,
+                    size // 1024,
+                    drop_entry(url),
+                )
+        return exchanges
 
     @property
     def unused(self) -> list[str]:
@@ -264,10 +305,9 @@ class HttpTape:
         return plan
 
     def _drops(self, url: str) -> bool:
-        """Whether ``url``'s host is one to answer locally, never sent nor recorded."""
-        parts = urlsplit(url)
-        host = parts.hostname
-        return host is not None and self.drop.provider_for(host, parts.port) is not None
+        """Whether ``url`` (its host, or the URL itself) is one to answer locally, never sent
+        nor recorded."""
+        return self.drop.drops(url)
 
     def _request(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes
@@ -379,6 +419,9 @@ class HttpTape:
             pick = self.reel.pick(request, lambda entry: entry.key == host)
             entry = pick.entry
             if entry is None:
+                local = self._background_miss(request)
+                if local is not None:
+                    return local
                 message = self._miss(request)
                 self.errors.append(message)
                 raise ReplayMismatchError(message)
@@ -390,6 +433,7 @@ class HttpTape:
             for loop, future in waiters:
                 with contextlib.suppress(RuntimeError):  # that loop is closed
                     loop.call_soon_threadsafe(_wake, future)
+        _raise_failure(entry.response, f"{method.upper()} {url}")
         stored = host_stored(entry.response, f"{self.where}: http[{entry.position}]")
         stored = faulted(stored, [f for _, f in entry.faults])
         if not stored.held and not stored.end_after and not any(c[0] for c in stored.chunks):
@@ -448,9 +492,39 @@ class HttpTape:
             count,
         )
 
+    def _background_miss(self, request: Mapping[str, Any]) -> Plan | None:
+        """An empty ``204`` for a request the cassette lacks that is background work: to a
+        host the recording saw only from background work, or sent from outside the test's
+        causal chain to a host it did not see at all (caller holds the lock)."""
+        host = _host_key(request["url"])
+        seen = [e for e in self.recorded if _host_key(str(e["request"].get("url", ""))) == host]
+        if seen and not all(e.get("background") for e in seen):
+            return None
+        if not seen and not self.chain.background():
+            return None
+        shown = f"{request['method']} {request['url']}"
+        self.background.append(shown)
+        _log.debug(
+            "%s: %s is background work the recording has no answer for (%s): answered "
+            "locally with an empty 204",
+            self.where,
+            shown,
+            "its host was only reached from outside the test"
+            if seen
+            else "sent from a thread outside the test's causal chain",
+        )
+        return Plan(204, [], [], streaming=False)
+
     def _miss(self, request: Mapping[str, Any]) -> str:
         shown = f"{request['method']} {request['url']}"
         head = f"agui-replay: the request {shown} matches no recorded HTTP exchange in {self.where}"
+        url = str(request["url"])
+        if self.chain.background() or looks_like_telemetry(url):
+            head += (
+                f" (it looks like background work: telemetry, a version check; if the test "
+                f"does not need its answer, drop_hosts=[{drop_entry(url)!r}] answers it "
+                "locally)"
+            )
         closest = self._closest(request)
         if closest is None:
             return f"{head} (none was recorded). Re-record the test if the change is intended."
@@ -495,6 +569,7 @@ class HttpTape:
         stored = self._request(method, url, headers, body)
         capture = Capture(self.scrubber, RecordedResponse(0), scrub_binary=False)
         recording = _Recording(stored, capture, _host_key(stored["url"]))
+        recording.background = self.chain.background()
         capture.on_chunk = functools.partial(self._count_chunk, recording)
         with self._lock:
             self._sent[recording.host] += 1
@@ -502,10 +577,23 @@ class HttpTape:
             self._recordings.append(recording)
         return recording
 
-    def _failed(self, recording: _Recording, method: str, url: str, exc: Exception) -> None:
+    def _failed(
+        self, recording: _Recording, method: str, url: str, exc: Exception
+    ) -> Unreachable | TimedOut:
+        """A request that could not be sent or answered is stored as that failure, which its
+        replay raises again."""
+        import httpx2
+
+        kind = (
+            "timeout"
+            if isinstance(exc, (httpx2.TimeoutException, TimeoutError))
+            else ("unreachable")
+        )
         with self._lock:
             self.failures.append(f"{method} {url}: {type(exc).__name__}: {exc}")
-            self._recordings.remove(recording)
+            recording.failure = (kind, f"{type(exc).__name__}: {exc}")
+        failure = TimedOut if kind == "timeout" else Unreachable
+        return failure(f"{method} {url}: {exc}")
 
     def _responded(self, recording: _Recording, response: Any) -> list[tuple[str, str]]:
         """The response headers to give the client (and to store, scrubbed)."""
@@ -530,9 +618,8 @@ class HttpTape:
         try:
             response = client.send(request, stream=True)
         except (httpx2.HTTPError, OSError) as exc:
-            self._failed(recording, method, url, exc)
-            # each transport turns it into its own library's connection error
-            raise Unreachable(f"{method} {url}: {exc}") from exc
+            # each transport turns it into its own library's connection error (or timeout)
+            raise self._failed(recording, method, url, exc) from exc
         kept = self._responded(recording, response)
 
         def writes() -> Iterator[tuple[float, bytes]]:
@@ -569,10 +656,10 @@ class HttpTape:
         try:
             response = await client.send(request, stream=True)
         except (httpx2.HTTPError, OSError) as exc:
-            self._failed(recording, method, url, exc)
+            failure = self._failed(recording, method, url, exc)
             with anyio.CancelScope(shield=True):
                 await client.aclose()
-            raise Unreachable(f"{method} {url}: {exc}") from exc
+            raise failure from exc
         kept = self._responded(recording, response)
         if not recording.streaming:  # read now: a client may close it unread (a 202)
             try:
@@ -627,11 +714,35 @@ class HttpTape:
         with self._lock:
             recording.after.append(self._sent[recording.host])
 
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[HttpTape]:
+        """For the block: every HTTP client's requests that the tape takes come to it (the
+        innermost tape wins: a test's inside a session's), and its causal chain is open."""
+        from agui_replay.providers._transport._routing import intercepting
+
+        self.chain.open()
+        try:
+            with intercepting(TapeRouter(self)):
+                yield self
+        finally:
+            self.chain.close()
+
     def close(self) -> None:
+        self.chain.close()
         with self._lock:
             client, self._client = self._client, None
         if client is not None:
             client.close()
+
+
+def _raise_failure(response: Mapping[str, Any], shown: str) -> None:
+    """Raise the failure a stored exchange recorded (a refused connection, a timeout)."""
+    kind = response.get("failure")
+    if kind is None:
+        return
+    message = f"{shown}: {response.get('message', kind)} (as recorded)"
+    _log.debug("replaying %s: a recorded failure", shown)
+    raise TimedOut(message) if kind == "timeout" else Unreachable(message)
 
 
 class _Served:
