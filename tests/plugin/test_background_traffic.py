@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.project import free_port
+from tests.support.pytester_run import run
 
 STANDINS = """
 import json
@@ -244,9 +245,38 @@ def test_downloads_at_import_and_in_session_fixtures_replay_offline(
         empty_cache()
         replay = _run(pytester)
         replay.assert_outcomes(passed=2)
-        assert not any(cache.iterdir()) or True  # tiktoken may cache what the replay gave it
     before = (pytester.path / "cassettes" / "_session.json").read_bytes()
     monkeypatch.setenv("STANDINS_UP", "1")
     empty_cache()
     _run(pytester, "--agui-record").assert_outcomes(passed=2)
     assert (pytester.path / "cassettes" / "_session.json").read_bytes() == before
+
+
+FAILED_DOWNLOAD_TESTS = """
+import os
+
+import requests
+
+
+def test_mirror_down(agui):
+    def agent(ctx):
+        try:
+            requests.get("http://127.0.0.1:" + os.environ["DOWN_PORT"] + "/data.csv", timeout=5)
+        except requests.ConnectionError:
+            ctx.say("the mirror is down")
+
+    assert agui.run(agent)[2]["delta"] == "the mirror is down"
+"""
+
+
+def test_a_download_that_failed_while_recording_replays_as_that_failure(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOWN_PORT", str(free_port()))  # nothing listens there, ever
+    pytester.makepyfile(test_mirror=textwrap.dedent(FAILED_DOWNLOAD_TESTS))
+    run(pytester, "--agui-record").assert_outcomes(passed=1)
+    [stored] = _http(pytester.path / "cassettes")
+    assert stored["response"]["failure"] == "unreachable"  # type: ignore[index]
+    replay = run(pytester)
+    replay.assert_outcomes(passed=1)
+    assert "none was recorded" not in replay.stdout.str()
