@@ -18,12 +18,21 @@ from __future__ import annotations
 import contextvars
 import fnmatch
 import itertools
+import json
+import logging
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["DEFAULT_DROP_HOSTS", "Chain", "DropRules", "drop_entry", "looks_like_telemetry"]
+__all__ = [
+    "DEFAULT_DROP_HOSTS",
+    "Chain",
+    "DropRules",
+    "drop_entry",
+    "looks_like_telemetry",
+    "note_large",
+]
 
 DEFAULT_DROP_HOSTS: tuple[str, ...] = (
     "telemetry.crewai.com",  # CrewAI's anonymous telemetry (OpenTelemetry traces, :4319)
@@ -88,7 +97,7 @@ class DropRules:
         if self._hosts.provider_for(host, port) is not None:
             return True
         return any(
-            fnmatch.fnmatchcase(parts.path, path) and table.provider_for(host, port) is not None
+            table.provider_for(host, port) is not None and fnmatch.fnmatchcase(parts.path, path)
             for table, path in self._paths
         )
 
@@ -107,6 +116,36 @@ def drop_entry(url: str) -> str:
     if parts.port is not None and parts.port != {"http": 80, "https": 443}.get(parts.scheme):
         return f"{host}:{parts.port}"
     return host
+
+
+LARGE = 256 * 1024
+"""Bytes over which a recorded exchange is worth a warning (a price map, a package index's
+JSON): it bloats the cassette, and is most often background work to drop."""
+
+_log = logging.getLogger("agui_replay.tape")
+
+
+def note_large(
+    exchanges: list[dict[str, Any]], where: str, noted: list[str]
+) -> list[dict[str, Any]]:
+    """``exchanges``, each one over :data:`LARGE` logged as a warning (once) and noted in
+    ``noted`` as ``HOST (N KB)``."""
+    for exchange in exchanges:
+        size = len(json.dumps(exchange, default=str))
+        url = str(exchange["request"].get("url", ""))
+        note = f"{urlsplit(url).netloc} ({size // 1024} KB)"
+        if size > LARGE and note not in noted:
+            noted.append(note)
+            _log.warning(
+                "%s: the recorded exchange %s %s is %d KB, which the cassette stores; if the "
+                "test does not need it, drop_hosts=[%r] answers it locally instead",
+                where,
+                exchange["request"].get("method"),
+                url,
+                size // 1024,
+                drop_entry(url),
+            )
+    return exchanges
 
 
 _MARK: contextvars.ContextVar[tuple[int, ...]] = contextvars.ContextVar("agui_chain", default=())

@@ -33,9 +33,17 @@ answers an attempt instead of the exchange, which stays unused for the client's 
 Hosts that are not recorded: the model providers' (recorded by the run's provider routing,
 and outside a run not at all), the process's own loopback servers (the session's, fakes,
 recording proxies), the agent under test when it is a URL, and the ``ignore`` hosts (a local
-service the test starts itself): they are reached as usual. The ``drop`` hosts (framework
-telemetry, :data:`DEFAULT_DROP_HOSTS`) are answered at once with an empty ``204`` and never
-sent or recorded.
+service the test starts itself): they are reached as usual. The ``drop`` hosts and URLs
+(framework telemetry, :data:`DEFAULT_DROP_HOSTS`) are answered at once with an empty ``204``
+and never sent or recorded.
+
+Background work (:mod:`~agui_replay.providers._background`): an exchange sent from outside the
+tape's causal chain is stored with ``"background": true``; a replayed request that matches
+nothing is answered locally (an empty ``204``, counted in :attr:`HttpTape.background`) when
+its host was reached only by background work while recording, or when it is background work
+itself to a host never recorded. A request that failed while recording is stored as that
+failure (``"response": {"failure": "unreachable" | "timeout", "message": ...}``) and raised
+again when replayed.
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ from agui_replay.providers._background import (
     DropRules,
     drop_entry,
     looks_like_telemetry,
+    note_large,
 )
 from agui_replay.providers._interaction import (
     RecordedResponse,
@@ -84,10 +93,6 @@ __all__ = ["DEFAULT_DROP_HOSTS", "HttpTape", "TapeRouter"]
 _ORDER_WAIT = 30.0
 """Seconds a replayed chunk waits at most for the request it arrived after (see the module's
 docstring); then it is served anyway, and the test fails on what differs instead of hanging."""
-
-_LARGE = 256 * 1024
-"""Bytes over which a recorded exchange is worth a warning (a price map, a package index's
-JSON): it bloats the cassette, and is most often background work to drop."""
 
 _log = logging.getLogger("agui_replay.tape")
 
@@ -246,27 +251,7 @@ class HttpTape:
             recordings = list(self._recordings)
         for recording in recordings:
             recording.capture.finish()
-        return self._weighed([r.to_dict() for r in recordings])
-
-    def _weighed(self, exchanges: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """``exchanges``, each over 256 KB warned about (once) and noted in :attr:`large`."""
-        for exchange in exchanges:
-            size = len(json.dumps(exchange, default=str))
-            url = str(exchange["request"].get("url", ""))
-            host = urlsplit(url).netloc
-            note = f"{host} ({size // 1024} KB)"
-            if size > _LARGE and note not in self.large:
-                self.large.append(note)
-                _log.warning(
-                    "%s: the recorded exchange %s %s is %d KB, which the cassette stores; if "
-                    "the test does not need it, drop_hosts=[%r] answers it locally instead",
-                    self.where,
-                    exchange["request"].get("method"),
-                    url,
-                    size // 1024,
-                    drop_entry(url),
-                )
-        return exchanges
+        return note_large([r.to_dict() for r in recordings], self.where, self.large)
 
     @property
     def unused(self) -> list[str]:
