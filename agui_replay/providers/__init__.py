@@ -27,7 +27,9 @@ Where things live (all private, behind the names below):
   ``_bedrock``); a new provider format goes there, dispatched in ``_formats/__init__.py``;
 * ``_transport/``: how requests reach an answer: the loopback server, one module per HTTP
   library (``_httpx``, ``_aiohttp``, ``_urllib3``, ``_urllib``), the routing of the known
-  provider hosts (``_routing``) and the tape of other hosts (``_tape``).
+  provider hosts (``_routing``) and the tape of other hosts (``_tape``);
+* ``_background``: the telemetry a tape drops (:data:`DEFAULT_DROP_HOSTS`, light to import:
+  the pytest plugin reads it at start-up) and how background work is told from the test's.
 
 Adding an HTTP library is one new module in ``_transport/`` and its line in
 ``_routing._transports``: the module defines ``install(answer_for)``, which patches the
@@ -39,6 +41,7 @@ library's exceptions for a timeout, a refused connection and a cut stream.
 from __future__ import annotations
 
 from agui_replay._facades import claim
+from agui_replay.providers._background import DEFAULT_DROP_HOSTS
 from agui_replay.providers._chunking import by_size, by_word
 from agui_replay.providers._fake import FakeProvider
 from agui_replay.providers._interaction import Interaction
@@ -56,9 +59,12 @@ from agui_replay.providers._script import (
 )
 from agui_replay.providers._seam import SessionProvider
 from agui_replay.providers._transport._loopback import LoopbackServer
+from agui_replay.providers._transport._tape import HttpTape
 
 __all__ = [
+    "DEFAULT_DROP_HOSTS",
     "FakeProvider",
+    "HttpTape",
     "Interaction",
     "LoopbackServer",
     "ProviderRequest",

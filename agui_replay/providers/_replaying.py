@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from agui_replay.errors import (
     CassetteError,
@@ -52,6 +53,7 @@ __all__ = [
     "faulted",
     "host_stored",
     "malformed_frame",
+    "place_host_fault",
     "provider_stored",
 ]
 
@@ -442,3 +444,75 @@ def _hint(mismatch: Mismatch) -> str:
         "\n  if this field does not matter to the test, re-record, or ignore it: "
         f"@pytest.mark.agui(match_ignore=[{shown}])"
     )
+
+
+def place_host_fault(
+    fault: Any, recorded: Sequence[Mapping[str, Any]], providers: Any, where: str
+) -> tuple[int | None, str | None]:
+    """The place in ``recorded`` (a test's http list) of the exchange a fault with ``host=``
+    hits, or what is wrong with it (``providers``: the host table of the model providers)."""
+    host = str(fault.host)
+    spot = f"{where}: {fault.describe()}"
+    parts = urlsplit(f"//{host}")
+    provider = None
+    if providers is not None and parts.hostname is not None:
+        provider = providers.provider_for(parts.hostname, parts.port)
+    if provider is not None:
+        return None, (
+            f"{spot} names {host}, a model provider's host ({provider}): its requests are "
+            "the cassette's provider interactions, not its http list. Leave host= out: "
+            "request= then counts the test's provider requests."
+        )
+    mine = [
+        i
+        for i, e in enumerate(recorded)
+        if _on_host(str((e.get("request") or {}).get("url", "")), host)
+    ]
+    if 0 <= fault.request < len(mine):
+        return mine[fault.request], None
+    if mine:
+        listed = "; ".join(
+            f"request={n}: {_shown(recorded[i])}" for n, i in enumerate(mine[:10])
+        ) + ("; ..." if len(mine) > 10 else "")
+        return None, (
+            f"{spot}: the cassette recorded {len(mine)} request(s) to {host}, counted from "
+            f"0 in the order its http list holds them ({listed}). Point request= at one "
+            "of them."
+        )
+    hosts = sorted(
+        {urlsplit(str((e.get("request") or {}).get("url", ""))).netloc.lower() for e in recorded}
+    )
+    if hosts:
+        has = (
+            f"it recorded requests to {', '.join(hosts)}. Point host= at one of those "
+            "(HOST, or HOST:PORT as the URL writes it)"
+        )
+    else:
+        has = (
+            "it recorded no request besides the model providers' (its http list is "
+            "empty). Record the conversation again if it now makes that request"
+        )
+    return None, (
+        f"{spot}: the cassette recorded no request to {host}; {has}, or leave host= out "
+        "to hit a model provider's request."
+    )
+
+
+def _shown(exchange: Mapping[str, Any]) -> str:
+    stored = exchange.get("request") or {}
+    return f"{stored.get('method')} {stored.get('url')}"
+
+
+def _on_host(url: str, host: str) -> bool:
+    """Whether ``url`` is a request to ``host`` (a fault's ``HOST`` or ``HOST:PORT``: a host
+    without a port matches every port, a port matches the URL's own or its scheme's)."""
+    try:
+        parts, wanted = urlsplit(url), urlsplit(f"//{host}")
+        port, wanted_port = parts.port, wanted.port
+    except ValueError:
+        return False
+    if parts.hostname is None or parts.hostname != wanted.hostname:
+        return False
+    if wanted_port is None:
+        return True
+    return wanted_port == (port or {"http": 80, "https": 443}.get(parts.scheme))

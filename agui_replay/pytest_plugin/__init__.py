@@ -17,6 +17,8 @@ Where things live (all private):
   line over the conftest fixtures (``agui_record_mode``, ``agui_upstream``), whose default
   reads the ini file;
 * ``_wiring``: one test's cassette: its path, its session, the guard, its failures;
+* ``_suite_tape``: the session cassette (``_session.json``): the requests of collection and
+  of session-scoped fixtures, recorded once per suite and replayed;
 * ``_tracker``: the session object, with the ``_ledger`` its xdist workers merge, the
   ``_unused`` cassettes and the ``_summary``; ``_paths``: cassette folders, claims, leftovers;
 * ``_syrupy``: the event snapshot fixtures, and snapshots kept through a failed run;
@@ -36,6 +38,7 @@ from agui_replay.pytest_plugin._options import DEFAULT_UPSTREAM, SessionOptions,
 from agui_replay.pytest_plugin._provider_fixtures import *  # noqa: F403  (the provider fixtures, by __all__)
 from agui_replay.pytest_plugin._provider_fixtures import pytest_configure as _providers_configure
 from agui_replay.pytest_plugin._settings import build_settings
+from agui_replay.pytest_plugin._suite_tape import SuiteHooks, SuiteTape
 from agui_replay.pytest_plugin._syrupy import (
     agui_session_of,
     snapshot_fixtures_first,
@@ -69,6 +72,8 @@ def pytest_configure(config: pytest.Config) -> None:  # type: ignore[no-redef]
     tracker = Tracker(SessionOptions.read(config), config)
     config.stash[_TRACKER] = tracker
     config.pluginmanager.register(_Hooks(tracker), "agui_replay.session")
+    suite = SuiteTape(tracker.options, config, tracker.ledger)
+    config.pluginmanager.register(SuiteHooks(suite), "agui_replay.suite_tape")
 
 
 def pytest_assertrepr_compare(

@@ -63,6 +63,11 @@ class Ledger:
     snapshots."""
     kept_recording: set[str] = field(default_factory=set)
     """Those of ``kept_snapshots`` that failed while recording."""
+    background: Counter[str] = field(default_factory=Counter)
+    """Per host: the replayed requests answered locally as background work (telemetry a
+    timer sent, which the cassette lacks)."""
+    large: set[str] = field(default_factory=set)
+    """``"HOST (N KB)"`` of each recorded HTTP exchange over 256 KB."""
     claims: set[str] = field(default_factory=set)
     """The claim files the session made (see ``_paths``): removed at its end."""
 

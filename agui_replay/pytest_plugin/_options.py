@@ -24,20 +24,29 @@ DEFAULT_UPSTREAM = "https://api.openai.com/v1"
 """The default of ini ``agui_upstream``: the recording session's own default upstream (which
 ``agui_replay.recording`` does not export; ``tests/package`` keeps the two equal)."""
 
-DEFAULT_DROP_HOSTS = (
-    "api.agno.com",
-    "os-api.agno.com",
-    "us.i.posthog.com",
-    "eu.i.posthog.com",
-    "app.posthog.com",
-    "api.smith.langchain.com",
-    "eu.api.smith.langchain.com",
-)
-"""The default of ini ``agui_drop_hosts``: the providers' tape's telemetry hosts (which
-``agui_replay.providers`` does not export; ``tests/plugin`` keeps the two equal)."""
-
 _INI_MODE = "none"
 """The default of ini ``agui_record_mode`` (read without loading the engine)."""
+
+
+class _DropHosts(Sequence[str]):
+    """The default of ini ``agui_drop_hosts``: ``agui_replay.providers.DEFAULT_DROP_HOSTS``,
+    read when the session's options are (the facade imports nothing heavy for it)."""
+
+    @staticmethod
+    def _hosts() -> tuple[str, ...]:
+        from agui_replay.providers import DEFAULT_DROP_HOSTS
+
+        return DEFAULT_DROP_HOSTS
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return self._hosts()[index]
+
+    def __len__(self) -> int:
+        return len(self._hosts())
 
 
 class _RecordModes(Sequence[str]):
@@ -137,7 +146,7 @@ _INI: tuple[tuple[str, str, Literal["string", "linelist", "bool"], Any], ...] = 
      "(a local service the tests start), one HOST, HOST:PORT or *.DOMAIN per line", "linelist",
      []),
     ("agui_drop_hosts", "agui-replay: hosts answered with an empty 204, never sent nor "
-     "recorded (telemetry); replaces the built-in list", "linelist", list(DEFAULT_DROP_HOSTS)),
+     "recorded (telemetry); replaces the built-in list", "linelist", _DropHosts()),
     ("agui_match_on", "agui-replay: what a replayed HTTP request to a non-provider host is "
      "compared on besides method and URL (body, headers), one per line", "linelist", []),
     ("agui_match_ignore", "agui-replay: JSON-pointer globs (/messages/0/content, "

@@ -48,6 +48,8 @@ def summary_lines(
         or ledger.pending
         or ledger.stale
         or ledger.kept_snapshots
+        or ledger.background
+        or ledger.large
     ):
         return []
     lines: list[Line] = [
@@ -86,6 +88,20 @@ def _counts(options: SessionOptions, ledger: Ledger, cleanup: Cleanup) -> list[L
     if ledger.faulted:
         tests = "test" if len(ledger.faulted) == 1 else "tests"
         lines.append((f"replayed with faults: {len(ledger.faulted)} {tests}", False))
+    return lines + _background(ledger)
+
+
+def _background(ledger: Ledger) -> list[Line]:
+    """Background requests answered locally, and recorded exchanges worth dropping."""
+    lines: list[Line] = []
+    if ledger.background:
+        hosts = ", ".join(f"{h} ({n})" for h, n in sorted(ledger.background.items()))
+        total = sum(ledger.background.values())
+        lines.append((f"background requests answered locally: {total} ({hosts})", False))
+    lines += [
+        (f"  large:    {note}: an exchange over 256 KB (drop_hosts drops it)", False)
+        for note in sorted(ledger.large)
+    ]
     return lines
 
 

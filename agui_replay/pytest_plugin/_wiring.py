@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -174,6 +175,10 @@ def _note_outcome(
         ledger.stale_tests.add(test_argument(item))
     if session.faults and replayed:
         ledger.faulted.add(item.nodeid)
+    tape = getattr(session, "tape", None)
+    if tape is not None:  # background work answered locally, and oversized exchanges
+        ledger.background.update(urlsplit(r.partition(" ")[2]).netloc for r in tape.background)
+        ledger.large.update(f"{key}: {note}" for note in tape.large)
     if session.ignored_matches:
         ledger.ignored.add(f"{item.nodeid} ({'; '.join(session.ignored_matches)})")
 

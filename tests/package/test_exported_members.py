@@ -76,9 +76,10 @@ def test_the_public_surface_does_not_grow() -> None:
     assert len(names) <= PUBLIC_NAMES_CEILING, sorted(names)
 
 
-# 154: verify.Mode, the type of every mode argument, public since the shared module
-# that held it went (a user annotates with it).
-PUBLIC_NAMES_CEILING = 154
+# 156: verify.Mode, the type of every mode argument (a user annotates with it);
+# providers.DEFAULT_DROP_HOSTS (the drop list a marker adds to) and providers.HttpTape (the
+# tape the plugin's session cassette records with).
+PUBLIC_NAMES_CEILING = 156
 
 
 def test_importing_the_package_pulls_in_no_test_or_http_library() -> None:

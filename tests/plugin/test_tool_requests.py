@@ -22,9 +22,8 @@ import pytest
 import requests  # noqa: F401
 
 from agui_replay.errors import ReplayMismatchError
-from agui_replay.providers import FakeProvider
-from agui_replay.providers._transport._tape import DEFAULT_DROP_HOSTS
-from agui_replay.pytest_plugin._options import DEFAULT_DROP_HOSTS as PLUGIN_DROP_HOSTS
+from agui_replay.providers import DEFAULT_DROP_HOSTS, FakeProvider
+from agui_replay.pytest_plugin._options import _DropHosts
 from agui_replay.recording import CassetteSession
 from tests.plugin.test_offline_namespace import _namespace_problem
 from tests.support.project import free_port
@@ -258,7 +257,7 @@ def test_a_replayed_request_that_matches_nothing_names_the_closest(tmp_path: Pat
 def test_drop_hosts_answer_204_and_match_on_body(tmp_path: Path) -> None:
     import httpx
 
-    assert PLUGIN_DROP_HOSTS == DEFAULT_DROP_HOSTS
+    assert tuple(_DropHosts()) == DEFAULT_DROP_HOSTS  # the ini default is the facade's list
     with _tool_session(tmp_path / "d.json", "rewrite", match_on=["body"]) as session:
         with session.taping() as tape:
             response = httpx.post("https://us.i.posthog.com/batch", json={"event": "x"})

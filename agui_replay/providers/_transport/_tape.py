@@ -39,9 +39,17 @@ answers an attempt instead of the exchange, which stays unused for the client's 
 Hosts that are not recorded: the model providers' (recorded by the run's provider routing,
 and outside a run not at all), the process's own loopback servers (the session's, fakes,
 recording proxies), the agent under test when it is a URL, and the ``ignore`` hosts (a local
-service the test starts itself): they are reached as usual. The ``drop`` hosts (framework
-telemetry, :data:`DEFAULT_DROP_HOSTS`) are answered at once with an empty ``204`` and never
-sent or recorded.
+service the test starts itself): they are reached as usual. The ``drop`` hosts and URLs
+(framework telemetry, :data:`DEFAULT_DROP_HOSTS`) are answered at once with an empty ``204``
+and never sent or recorded.
+
+Background work (:mod:`~agui_replay.providers._background`): an exchange sent from outside the
+tape's causal chain is stored with ``"background": true``; a replayed request that matches
+nothing is answered locally (an empty ``204``, counted in :attr:`HttpTape.background`) when
+its host was reached only by background work while recording, or when it is background work
+itself to a host never recorded. A request that failed while recording is stored as that
+failure (``"response": {"failure": "unreachable" | "timeout", "message": ...}``) and raised
+again when replayed.
 """
 
 from __future__ import annotations
@@ -59,9 +67,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-import orjson
-
-from agui_replay.errors import CassetteError, ReplayMismatchError
+from agui_replay.errors import ReplayMismatchError
+from agui_replay.providers._background import (
+    DEFAULT_DROP_HOSTS,
+    Chain,
+    DropRules,
+    drop_entry,
+    looks_like_telemetry,
+    note_large,
+)
 from agui_replay.providers._interaction import (
     RecordedResponse,
     parse_body,
@@ -75,24 +89,18 @@ from agui_replay.providers._plan import (
     TimedOut,
     Unreachable,
 )
-from agui_replay.providers._recorder import HOP, UNSTORED, Capture, Scrubber, in_flight_order
-from agui_replay.providers._replaying import Entry, Reel, faulted, host_stored
+from agui_replay.providers._recorder import HOP, UNSTORED, Capture, Scrubber
+from agui_replay.providers._replaying import Entry, Reel, faulted, host_stored, place_host_fault
 from agui_replay.providers._transport._loopback import OPEN_PORTS
 from agui_replay.providers._transport._routing import HostTable, Router
-from agui_replay.providers._transport._served import Served
+from agui_replay.providers._transport._served import (
+    Served,
+    after_responses,
+    in_canonical_order,
+    raise_failure,
+)
 
 __all__ = ["DEFAULT_DROP_HOSTS", "HttpTape", "TapeRouter"]
-
-DEFAULT_DROP_HOSTS: tuple[str, ...] = (
-    "api.agno.com",  # Agno's telemetry (agno.api), older releases
-    "os-api.agno.com",  # Agno's telemetry, current releases (AgnoAPISettings.api_url)
-    "us.i.posthog.com",  # PostHog ingestion (CrewAI, Chroma, mem0... product analytics)
-    "eu.i.posthog.com",
-    "app.posthog.com",  # PostHog's former ingestion host, still the default of older clients
-    "api.smith.langchain.com",  # LangSmith tracing (LANGSMITH_TRACING=true)
-    "eu.api.smith.langchain.com",
-)
-"""Framework telemetry endpoints answered with an empty ``204`` (never sent, never stored)."""
 
 _ORDER_WAIT = 30.0
 """Seconds a replayed chunk waits at most for the request it arrived after (see the module's
@@ -108,21 +116,6 @@ _log = logging.getLogger("agui_replay.tape")
 def _host_key(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}".lower()
-
-
-def _on_host(url: str, host: str) -> bool:
-    """Whether ``url`` is a request to ``host`` (a fault's ``HOST`` or ``HOST:PORT``: a host
-    without a port matches every port, a port matches the URL's own or its scheme's)."""
-    try:
-        parts, wanted = urlsplit(url), urlsplit(f"//{host}")
-        port, wanted_port = parts.port, wanted.port
-    except ValueError:
-        return False
-    if parts.hostname is None or parts.hostname != wanted.hostname:
-        return False
-    if wanted_port is None:
-        return True
-    return wanted_port == (port or {"http": 80, "https": 443}.get(parts.scheme))
 
 
 @dataclass
@@ -142,7 +135,7 @@ class _Recording:
     """For each chunk: how many of the host's requests had been sent when it arrived."""
     end_after: int = 0
     began: int = 0
-    """The tape's clock when the request was sent (see :func:`_in_canonical_order`)."""
+    """The tape's clock when the request was sent (see :func:`~._served.in_canonical_order`)."""
     ended: int = 0
     """The tape's clock when the response ended (``0``: it has not, or never did)."""
 
@@ -152,7 +145,17 @@ class _Recording:
         response of known length (long-lived streams keep their request order)."""
         return self.complete and not self.streaming
 
+    background: bool = False
+    """Sent from outside the tape's causal chain (see :mod:`~agui_replay.providers._background`)."""
+    failure: tuple[str, str] | None = None
+    """The request failed: ``("timeout" | "unreachable", what the HTTP library said)``."""
+
     def to_dict(self) -> dict[str, Any]:
+        if self.failure is not None:
+            kind, message = self.failure
+            failure: dict[str, Any] = {"failure": kind, "message": message}
+            failed = {"request": dict(self.request), "response": failure}
+            return {**failed, "background": True} if self.background else failed
         response = self.capture.stored.to_dict()
         chunks = response.get("chunks") or []
         for chunk, after in zip(chunks, self.after, strict=False):
@@ -162,7 +165,8 @@ class _Recording:
             response["open"] = True
         elif self.end_after > self.index:
             response["end_after"] = self.end_after
-        return {"request": dict(self.request), "response": response}
+        exchange = {"request": dict(self.request), "response": response}
+        return {**exchange, "background": True} if self.background else exchange
 
 
 class HttpTape:
@@ -174,7 +178,9 @@ class HttpTape:
     on besides its method and URL; ``loader`` gives the stored exchanges the first time a
     request is replayed (the cassette is read then, not before); ``providers`` the model
     provider hosts, left to the provider routing; ``faults`` the faults (with ``host=``) of a
-    faulted replay.
+    faulted replay; ``threads`` whether threads started from the test belong to its causal
+    chain (a session tape's do not: a timer an import started is background work); the chain
+    opens with the tape (``chained=False``: in :meth:`installed` blocks only).
     """
 
     def __init__(
@@ -190,12 +196,14 @@ class HttpTape:
         loader: Callable[[], Sequence[Mapping[str, Any]]] | None = None,
         providers: HostTable | None = None,
         faults: Iterable[Any] = (),
+        threads: bool = True,
+        chained: bool = True,
     ) -> None:
         self.mode = mode
         self.where = where
         self.scrubber = Scrubber(secrets=secrets)
         self.ignore = HostTable(ignore, known={})
-        self.drop = HostTable(drop, known={})
+        self.drop = DropRules(drop, lambda entries: HostTable(entries, known={}))
         self.recorded = [dict(e) for e in recorded]
         self._loader = loader
         self.providers = providers
@@ -204,6 +212,13 @@ class HttpTape:
         self.failures: list[str] = []
         """Every recorded request whose destination could not be reached."""
         self.dropped: list[str] = []
+        self.background: list[str] = []
+        """The replayed requests answered locally as background work (``METHOD URL``)."""
+        self.large: list[str] = []
+        """``HOST (N KB)`` of each recorded exchange over 256 KB."""
+        self.chain = Chain(thread_starts=threads)
+        if chained:
+            self.chain.open()
         self.skipped_origins: set[str] = set()
         """Origins reached as usual (the agent under test when it is a URL)."""
         self._recordings: list[_Recording] = []
@@ -254,7 +269,7 @@ class HttpTape:
             recordings = list(self._recordings)
         for recording in recordings:
             recording.capture.finish()
-        return _in_canonical_order(recordings)
+        return note_large(in_canonical_order(recordings), self.where, self.large)
 
     @property
     def unused(self) -> list[str]:
@@ -293,10 +308,9 @@ class HttpTape:
         return plan
 
     def _drops(self, url: str) -> bool:
-        """Whether ``url``'s host is one to answer locally, never sent nor recorded."""
-        parts = urlsplit(url)
-        host = parts.hostname
-        return host is not None and self.drop.provider_for(host, parts.port) is not None
+        """Whether ``url`` (its host, or the URL itself) is one to answer locally, never sent
+        nor recorded."""
+        return self.drop.drops(url)
 
     def _request(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes
@@ -324,12 +338,12 @@ class HttpTape:
             key = _host_key(str(stored.get("url", "")))
             response = self.recorded[i].get("response") or {}
             entries.append(Entry(i, stored, response, key))
-            self._awaited.update(self._after_responses(response, i))
+            self._awaited.update(after_responses(response, i, len(self.recorded), self.where))
         if not self._placed and self.faults:
             self._placed = True
             problems = []
             for n, fault in enumerate(self.faults):
-                at, problem = self._place(fault)
+                at, problem = place_host_fault(fault, self.recorded, self.providers, self.where)
                 if problem is not None:
                     problems.append(problem)
                 elif at is not None:
@@ -347,57 +361,6 @@ class HttpTape:
         with self._lock:
             self._load()
 
-    def _place(self, fault: Any) -> tuple[int | None, str | None]:
-        """The stored exchange ``fault`` hits, or what is wrong with it."""
-        host = str(fault.host)
-        spot = f"{self.where}: {fault.describe()}"
-        parts = urlsplit(f"//{host}")
-        provider = None
-        if self.providers is not None and parts.hostname is not None:
-            provider = self.providers.provider_for(parts.hostname, parts.port)
-        if provider is not None:
-            return None, (
-                f"{spot} names {host}, a model provider's host ({provider}): its requests are "
-                "the cassette's provider interactions, not its http list. Leave host= out: "
-                "request= then counts the test's provider requests."
-            )
-        mine = [
-            i
-            for i, e in enumerate(self.recorded)
-            if _on_host(str((e.get("request") or {}).get("url", "")), host)
-        ]
-        if 0 <= fault.request < len(mine):
-            return mine[fault.request], None
-        if mine:
-            listed = "; ".join(
-                f"request={n}: {self._shown(i)}" for n, i in enumerate(mine[:10])
-            ) + ("; ..." if len(mine) > 10 else "")
-            return None, (
-                f"{spot}: the cassette recorded {len(mine)} request(s) to {host}, counted from "
-                f"0 in the order its http list holds them ({listed}). Point request= at one "
-                "of them."
-            )
-        hosts = sorted(
-            {
-                urlsplit(str((e.get("request") or {}).get("url", ""))).netloc.lower()
-                for e in self.recorded
-            }
-        )
-        if hosts:
-            has = (
-                f"it recorded requests to {', '.join(hosts)}. Point host= at one of those "
-                "(HOST, or HOST:PORT as the URL writes it)"
-            )
-        else:
-            has = (
-                "it recorded no request besides the model providers' (its http list is "
-                "empty). Record the conversation again if it now makes that request"
-            )
-        return None, (
-            f"{spot}: the cassette recorded no request to {host}; {has}, or leave host= out "
-            "to hit a model provider's request."
-        )
-
     def _shown(self, i: int) -> str:
         stored = self.recorded[i].get("request") or {}
         return f"{stored.get('method')} {stored.get('url')}"
@@ -410,6 +373,9 @@ class HttpTape:
             pick = self.reel.pick(request, lambda entry: entry.key == host)
             entry = pick.entry
             if entry is None:
+                local = self._background_miss(request)
+                if local is not None:
+                    return local
                 message = self._miss(request)
                 self.errors.append(message)
                 raise ReplayMismatchError(message)
@@ -417,7 +383,8 @@ class HttpTape:
                 return self._gated(pick.gate, f"{method.upper()} {url}")
             self._sent[host] += 1
             self._wake()
-            before = self._after_responses(entry.response, entry.position)
+            before = after_responses(entry.response, entry.position, len(self.recorded), self.where)
+        raise_failure(entry.response, f"{method.upper()} {url}")
         stored = host_stored(entry.response, f"{self.where}: http[{entry.position}]")
         stored = faulted(stored, [f for _, f in entry.faults])
         waits = stored.held or stored.end_after or any(c[0] for c in stored.chunks)
@@ -434,26 +401,6 @@ class HttpTape:
         for loop, future in waiters:
             with contextlib.suppress(RuntimeError):  # that loop is closed
                 loop.call_soon_threadsafe(_wake, future)
-
-    def _after_responses(self, response: Mapping[str, Any], position: int) -> list[int]:
-        """The stored exchanges whose responses ended before this one's while it was in
-        flight (its last chunk's ``after_responses``): its end is served after theirs."""
-        chunks = response.get("chunks") if isinstance(response, Mapping) else None
-        last = chunks[-1] if isinstance(chunks, list) and chunks else None
-        value = last.get("after_responses") if isinstance(last, Mapping) else None
-        if value is None:
-            return []
-        if not isinstance(value, list) or not all(
-            isinstance(n, int) and not isinstance(n, bool) and 0 <= n < len(self.recorded)
-            for n in value
-        ):
-            where = f"http[{position}].response.chunks[{len(chunks or []) - 1}].after_responses"
-            raise CassetteError(
-                f"{self.where}: {where} is {value!r}: it lists the places in the http list of "
-                "the exchanges whose responses ended before this one's; re-record the test, or "
-                "remove the field to replay without waiting"
-            )
-        return [n for n in value if n != position]
 
     def finish(self, position: int) -> None:
         """Note that the response of stored exchange ``position`` was served to its end."""
@@ -543,9 +490,39 @@ class HttpTape:
             count,
         )
 
+    def _background_miss(self, request: Mapping[str, Any]) -> Plan | None:
+        """An empty ``204`` for a request the cassette lacks that is background work: to a
+        host the recording saw only from background work, or sent from outside the test's
+        causal chain to a host it did not see at all (caller holds the lock)."""
+        host = _host_key(request["url"])
+        seen = [e for e in self.recorded if _host_key(str(e["request"].get("url", ""))) == host]
+        if seen and not all(e.get("background") for e in seen):
+            return None
+        if not seen and not self.chain.background():
+            return None
+        shown = f"{request['method']} {request['url']}"
+        self.background.append(shown)
+        _log.debug(
+            "%s: %s is background work the recording has no answer for (%s): answered "
+            "locally with an empty 204",
+            self.where,
+            shown,
+            "its host was only reached from outside the test"
+            if seen
+            else "sent from a thread outside the test's causal chain",
+        )
+        return Plan(204, [], [], streaming=False)
+
     def _miss(self, request: Mapping[str, Any]) -> str:
         shown = f"{request['method']} {request['url']}"
         head = f"agui-replay: the request {shown} matches no recorded HTTP exchange in {self.where}"
+        url = str(request["url"])
+        if self.chain.background() or looks_like_telemetry(url):
+            head += (
+                f" (it looks like background work: telemetry, a version check; if the test "
+                f"does not need its answer, drop_hosts=[{drop_entry(url)!r}] answers it "
+                "locally)"
+            )
         closest = self._closest(request)
         if closest is None:
             return f"{head} (none was recorded). Re-record the test if the change is intended."
@@ -590,6 +567,7 @@ class HttpTape:
         stored = self._request(method, url, headers, body)
         capture = Capture(self.scrubber, RecordedResponse(0), scrub_binary=False)
         recording = _Recording(stored, capture, _host_key(stored["url"]))
+        recording.background = self.chain.background()
         capture.on_chunk = functools.partial(self._count_chunk, recording)
         with self._lock:
             self._sent[recording.host] += 1
@@ -599,10 +577,23 @@ class HttpTape:
             self._recordings.append(recording)
         return recording
 
-    def _failed(self, recording: _Recording, method: str, url: str, exc: Exception) -> None:
+    def _failed(
+        self, recording: _Recording, method: str, url: str, exc: Exception
+    ) -> Unreachable | TimedOut:
+        """A request that could not be sent or answered is stored as that failure, which its
+        replay raises again."""
+        import httpx2
+
+        kind = (
+            "timeout"
+            if isinstance(exc, (httpx2.TimeoutException, TimeoutError))
+            else ("unreachable")
+        )
         with self._lock:
             self.failures.append(f"{method} {url}: {type(exc).__name__}: {exc}")
-            self._recordings.remove(recording)
+            recording.failure = (kind, f"{type(exc).__name__}: {exc}")
+        failure = TimedOut if kind == "timeout" else Unreachable
+        return failure(f"{method} {url}: {exc}")
 
     def _responded(self, recording: _Recording, response: Any) -> list[tuple[str, str]]:
         """The response headers to give the client (and to store, scrubbed)."""
@@ -627,9 +618,8 @@ class HttpTape:
         try:
             response = client.send(request, stream=True)
         except (httpx2.HTTPError, OSError) as exc:
-            self._failed(recording, method, url, exc)
-            # each transport turns it into its own library's connection error
-            raise Unreachable(f"{method} {url}: {exc}") from exc
+            # each transport turns it into its own library's connection error (or timeout)
+            raise self._failed(recording, method, url, exc) from exc
         kept = self._responded(recording, response)
 
         def writes() -> Iterator[tuple[float, bytes]]:
@@ -666,10 +656,10 @@ class HttpTape:
         try:
             response = await client.send(request, stream=True)
         except (httpx2.HTTPError, OSError) as exc:
-            self._failed(recording, method, url, exc)
+            failure = self._failed(recording, method, url, exc)
             with anyio.CancelScope(shield=True):
                 await client.aclose()
-            raise Unreachable(f"{method} {url}: {exc}") from exc
+            raise failure from exc
         kept = self._responded(recording, response)
         if not recording.streaming:  # read now: a client may close it unread (a 202)
             try:
@@ -726,42 +716,25 @@ class HttpTape:
         with self._lock:
             recording.after.append(self._sent[recording.host])
 
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[HttpTape]:
+        """For the block: every HTTP client's requests that the tape takes come to it (the
+        innermost tape wins: a test's inside a session's), and its causal chain is open."""
+        from agui_replay.providers._transport._routing import intercepting
+
+        self.chain.open()
+        try:
+            with intercepting(TapeRouter(self)):
+                yield self
+        finally:
+            self.chain.close()
+
     def close(self) -> None:
+        self.chain.close()
         with self._lock:
             client, self._client = self._client, None
         if client is not None:
             client.close()
-
-
-def _in_canonical_order(recordings: Sequence[_Recording]) -> list[dict[str, Any]]:
-    """The recorded exchanges as a cassette stores them: in the order they were sent, but
-    those in flight at the same time (complete responses of known length whose spans
-    overlap) sorted by request, then response, whichever thread or task sent first; each of
-    those whose response ended after others had ended while it was in flight names their
-    places in the list on its last chunk (``after_responses``), so a replay ends them in that
-    order."""
-    stored = [r.to_dict() for r in recordings]
-
-    def content(n: int) -> bytes:
-        response = stored[n]["response"]
-        said = [response.get("status"), [c.get("data") for c in response.get("chunks") or []]]
-        return orjson.dumps([stored[n]["request"], said], option=orjson.OPT_SORT_KEYS)
-
-    spans = [(r.began, r.ended) if r.settled else None for r in recordings]
-    order = in_flight_order(spans, content)
-    place = {n: at for at, n in enumerate(order)}
-    for n, recording in enumerate(recordings):
-        if not recording.settled:
-            continue
-        first = sorted(
-            place[m]
-            for m, other in enumerate(recordings)
-            if other.settled and recording.began < other.ended < recording.ended
-        )
-        chunks = stored[n]["response"].get("chunks")
-        if first and chunks:
-            chunks[-1]["after_responses"] = first
-    return [stored[n] for n in order]
 
 
 def _wake(future: asyncio.Future[None]) -> None:
