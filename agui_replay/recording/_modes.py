@@ -38,24 +38,24 @@ __all__ = [
 DEFAULT_UPSTREAM = "https://api.openai.com/v1"
 """Where recording sends provider traffic unless configured otherwise."""
 
+_API_KEYS = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GROQ_API_KEY",
+    "MISTRAL_API_KEY",
+    "COHERE_API_KEY",
+    "OPENROUTER_API_KEY",
+    "DEEPSEEK_API_KEY",
+)
+"""The model SDKs' API key variables: each a secret to scrub, each given a placeholder."""
+
 _KEY_PLACEHOLDER = "sk-agui-replay-placeholder"
 
 PLACEHOLDER_ENV: dict[str, str] = {
-    **dict.fromkeys(
-        (
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "AZURE_OPENAI_API_KEY",
-            "GEMINI_API_KEY",
-            "GOOGLE_API_KEY",
-            "GROQ_API_KEY",
-            "MISTRAL_API_KEY",
-            "COHERE_API_KEY",
-            "OPENROUTER_API_KEY",
-            "DEEPSEEK_API_KEY",
-        ),
-        _KEY_PLACEHOLDER,
-    ),
+    **dict.fromkeys(_API_KEYS, _KEY_PLACEHOLDER),
     "AWS_ACCESS_KEY_ID": "AKIAAGUIREPLAYPLACE0",
     "AWS_SECRET_ACCESS_KEY": "agui-replay-placeholder-secret-access-key",
     "AWS_REGION": "us-east-1",
@@ -94,16 +94,7 @@ DEFAULT_FROZEN_TIME = "2025-01-01T00:00:00+00:00"
 """The wall-clock instant every run sees (record and replay), when time-machine is installed."""
 
 DEFAULT_SECRET_ENV: tuple[str, ...] = (
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "AZURE_OPENAI_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GROQ_API_KEY",
-    "MISTRAL_API_KEY",
-    "COHERE_API_KEY",
-    "OPENROUTER_API_KEY",
-    "DEEPSEEK_API_KEY",
+    *_API_KEYS,
     "AWS_ACCESS_KEY_ID",
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
