@@ -1,9 +1,8 @@
 """Background traffic: the framework telemetry a tape drops, and how a request is told apart
 from the test's own (its causal chain) when it is not.
 
-Light on purpose: the pytest plugin reads :data:`DEFAULT_DROP_HOSTS` at start-up through the
-``agui_replay.providers`` facade, so this module imports nothing beyond the standard library
-at its top.
+The pytest plugin reads :data:`DEFAULT_DROP_HOSTS` through the ``agui_replay.providers``
+facade, as the default of its ``agui_drop_hosts`` ini option.
 
 A :class:`Chain` is opened by a tape for as long as it records or replays. A request belongs
 to the chain when it is sent from the context that opened it (the test's thread, its asyncio
