@@ -193,7 +193,9 @@ def _hand_on(mark: int) -> None:
     with _lock:
         _handing_on.append(mark)
         if _original_start is None:
-            _original_start = threading.Thread.start
+            current = threading.Thread.start
+            # ours already (a chain closed while another patch sat on top of ours): keep it
+            _original_start = _unpatched_start if current is _start else current
             threading.Thread.start = _start  # type: ignore[method-assign, assignment]
 
 
@@ -210,7 +212,14 @@ def _stop_handing_on(mark: int) -> None:
 
 def _start(thread: threading.Thread) -> None:
     """``Thread.start`` while a chain hands its mark on: the new thread runs with the marks of
-    the starting context's chains that do (only that context variable, not the others)."""
+    the starting context's chains that do (only that context variable, not the others).
+
+    Another library may patch ``Thread.start`` over ours and call ours from its own; should
+    the chain of starts lead back here for the same thread, the start it re-enters with is
+    the one this module found at import, so a start never recurses."""
+    if getattr(_inside, "starting", False):
+        _unpatched_start(thread)
+        return
     marks = tuple(m for m in _MARK.get() if m in _handing_on)
     if marks:
         run = thread.run
@@ -220,8 +229,12 @@ def _start(thread: threading.Thread) -> None:
             run()
 
         thread.run = marked_run  # type: ignore[method-assign]
-    start = _original_start or _unpatched_start
-    start(thread)
+    _inside.starting = True
+    try:
+        (_original_start or _unpatched_start)(thread)
+    finally:
+        _inside.starting = False
 
 
+_inside = threading.local()
 _unpatched_start = threading.Thread.start

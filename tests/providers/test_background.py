@@ -276,3 +276,32 @@ def test_an_exchange_over_256_kb_is_warned_about(
     [warning] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert f"GET {stand_in}/big is 300 KB" in warning
     assert "drop_hosts=['127.0.0.1:" in warning
+
+
+def test_a_start_patched_over_ours_never_recurses_into_it() -> None:
+    # Another library wraps Thread.start while a chain hands its mark on; the chain closes (ours
+    # cannot be undone under theirs), a second chain opens: starting a thread must still work,
+    # and the new thread still belongs to the open chain.
+    from agui_replay.providers._background import Chain
+
+    original = threading.Thread.start
+    first = Chain(thread_starts=True)
+    first.open()
+    ours = threading.Thread.start
+
+    def theirs(thread: threading.Thread) -> None:
+        ours(thread)
+
+    threading.Thread.start = theirs  # type: ignore[method-assign]
+    try:
+        first.close()
+        second = Chain(thread_starts=True)
+        second.open()
+        seen: list[bool] = []
+        worker = threading.Thread(target=lambda: seen.append(second.background()))
+        worker.start()
+        worker.join(5)
+        second.close()
+        assert seen == [False]
+    finally:
+        threading.Thread.start = original  # type: ignore[method-assign]
