@@ -82,6 +82,6 @@ __all__ = [
     "detect_api",
 ]
 
-# Plain imports (about 50 ms, httpx and httpx2 not among them): the pytest plugin does not import
-# this package at start-up, only a fixture or a test that uses it.
+# Plain imports (about 50 ms in a bare interpreter, httpx and httpx2 not among them; about
+# 16 ms at a pytest start, where the plugin reads DEFAULT_DROP_HOSTS for its ini default).
 claim(__name__, [globals()[name] for name in __all__])
