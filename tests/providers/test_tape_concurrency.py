@@ -39,8 +39,13 @@ def _exchange(path: str, data: str, **chunk: Any) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _taped(tape: HttpTape) -> Iterator[HttpTape]:
-    with intercepting(TapeRouter(tape)):
-        yield tape
+    # closed afterwards, as a session closes its tape: an open tape's causal chain keeps
+    # Thread.start patched for the tests that run after it
+    try:
+        with intercepting(TapeRouter(tape)):
+            yield tape
+    finally:
+        tape.close()
 
 
 RECORDED = [_exchange("/a", "A"), _exchange("/b", "B", after_responses=[0])]
