@@ -19,7 +19,9 @@ import os
 import sys
 
 import httpcore  # noqa: F401
+import httpcore2  # noqa: F401
 import httpx  # noqa: F401
+import httpx2  # noqa: F401
 import pytest
 
 # The suite starts hundreds of Python processes (pytest runs in subprocesses, the command line,
@@ -34,6 +36,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 # imported there, a later import would make a second copy of it, and httpx, bound to the first,
 # would stop turning the second copy's errors into its own (an httpcore.RemoteProtocolError
 # would reach a test expecting httpx's): imported here, before any pytester run, they are one.
+# The same holds for httpcore2 under httpx2 (the tape's own client while it records).
 
 # The modules whose every test needs one of the environments above.
 MODULE_MARKERS = {
